@@ -1,0 +1,1 @@
+"""The ``choreo`` command line: one module per verb."""

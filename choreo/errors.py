@@ -1,0 +1,65 @@
+"""One exception tree for the whole project.
+
+Every error carries a short machine-readable ``code`` so that the CLI, the API
+and failed jobs can all report the same reason. ``transient`` tells retrying
+middleware whether trying again could help (an S3 timeout) or not (a corrupt
+song).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AudioError",
+    "ChoreoError",
+    "EngineError",
+    "ExportError",
+    "ParameterError",
+    "StorageError",
+]
+
+
+class ChoreoError(Exception):
+    """Root of every error Choreo raises on purpose."""
+
+    code: str = "choreo_error"
+    transient: bool = False
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ParameterError(ChoreoError, ValueError):
+    """A caller passed an option or value that is out of range or unknown."""
+
+    code = "bad_parameter"
+
+
+class AudioError(ChoreoError):
+    """A song cannot be danced: corrupt, unsupported, silent, too short or too long."""
+
+    code = "bad_audio"
+
+
+class EngineError(ChoreoError):
+    """A motion engine failed to load or to run."""
+
+    code = "engine_error"
+
+
+class ExportError(ChoreoError):
+    """A motion could not be written in the requested format."""
+
+    code = "export_error"
+
+
+class StorageError(ChoreoError):
+    """Object storage refused or failed an operation."""
+
+    code = "storage_error"
+    transient = True

@@ -1,0 +1,213 @@
+"""Rotation conversions between every representation Choreo uses.
+
+Glossary (one convention each, used everywhere in the project):
+
+* **axis-angle** (``aa``): ``[..., 3]``, the rotation axis scaled by the angle in
+  radians (scipy's "rotation vector").
+* **quaternion** (``quat``): ``[..., 4]`` in ``(x, y, z, w)`` order, scalar last,
+  unit norm. This is scipy's and glTF's order.
+* **matrix** (``mat``): ``[..., 3, 3]``, rotating column vectors: ``v' = R @ v``.
+* **6D** (``sixd``): ``[..., 6]``, the first two columns of the matrix
+  concatenated (column 0 then column 1), continuous for learning.
+* **Euler** (``euler``): ``[..., 3]`` radians, *intrinsic* rotations about the axes
+  named by an upper-case order string such as ``"ZXY"``: the first angle turns
+  about Z, the second about the new X, the third about the newest Y. This is what
+  a BVH channel line ``Zrotation Xrotation Yrotation`` means and equals the matrix
+  product ``Rz @ Rx @ Ry``. There is one default order, :data:`DEFAULT_EULER_ORDER`,
+  for every function here.
+
+Every function accepts any number of leading batch dimensions and returns new
+arrays. The arithmetic is scipy's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from choreo.errors import ParameterError
+
+__all__ = [
+    "DEFAULT_EULER_ORDER",
+    "EULER_ORDERS",
+    "aa_to_euler",
+    "aa_to_mat",
+    "aa_to_quat",
+    "aa_to_sixd",
+    "euler_to_aa",
+    "euler_to_mat",
+    "mat_to_aa",
+    "mat_to_euler",
+    "mat_to_quat",
+    "mat_to_sixd",
+    "quat_align_hemisphere",
+    "quat_multiply",
+    "quat_slerp",
+    "quat_to_aa",
+    "quat_to_mat",
+    "sixd_to_aa",
+    "sixd_to_mat",
+]
+
+DEFAULT_EULER_ORDER = "ZXY"
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+
+
+def _check_last(x: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.shape[arr.ndim - len(shape) :] != shape:
+        raise ParameterError(f"{name} must end in shape {shape}, got {arr.shape}")
+    return arr
+
+
+def _check_order(order: str) -> str:
+    if order not in EULER_ORDERS:
+        raise ParameterError(f"Euler order must be one of {EULER_ORDERS}, got {order!r}")
+    return order
+
+
+def _flat(arr: np.ndarray, tail: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    lead = arr.shape[: arr.ndim - tail]
+    return arr.reshape((-1,) + arr.shape[arr.ndim - tail :]), lead
+
+
+def aa_to_quat(aa: np.ndarray) -> np.ndarray:
+    """Axis-angle ``[..., 3]`` to unit quaternion ``[..., 4]`` (x, y, z, w)."""
+    flat, lead = _flat(_check_last(aa, (3,), "axis-angle"), 1)
+    return Rotation.from_rotvec(flat).as_quat().reshape(lead + (4,))
+
+
+def quat_to_aa(quat: np.ndarray) -> np.ndarray:
+    """Quaternion ``[..., 4]`` (x, y, z, w) to axis-angle ``[..., 3]``, angle in [0, pi]."""
+    flat, lead = _flat(_check_last(quat, (4,), "quaternion"), 1)
+    return Rotation.from_quat(flat).as_rotvec().reshape(lead + (3,))
+
+
+def aa_to_mat(aa: np.ndarray) -> np.ndarray:
+    """Axis-angle ``[..., 3]`` to rotation matrix ``[..., 3, 3]``."""
+    flat, lead = _flat(_check_last(aa, (3,), "axis-angle"), 1)
+    return Rotation.from_rotvec(flat).as_matrix().reshape(lead + (3, 3))
+
+
+def mat_to_aa(mat: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``[..., 3, 3]`` to axis-angle ``[..., 3]``."""
+    flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
+    return Rotation.from_matrix(flat).as_rotvec().reshape(lead + (3,))
+
+
+def quat_to_mat(quat: np.ndarray) -> np.ndarray:
+    """Quaternion ``[..., 4]`` (x, y, z, w) to rotation matrix ``[..., 3, 3]``."""
+    flat, lead = _flat(_check_last(quat, (4,), "quaternion"), 1)
+    return Rotation.from_quat(flat).as_matrix().reshape(lead + (3, 3))
+
+
+def mat_to_quat(mat: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``[..., 3, 3]`` to unit quaternion ``[..., 4]`` (x, y, z, w)."""
+    flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
+    return Rotation.from_matrix(flat).as_quat().reshape(lead + (4,))
+
+
+def mat_to_sixd(mat: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``[..., 3, 3]`` to 6D ``[..., 6]`` (first two columns)."""
+    arr = _check_last(mat, (3, 3), "matrix")
+    return np.concatenate([arr[..., :, 0], arr[..., :, 1]], axis=-1)
+
+
+def sixd_to_mat(sixd: np.ndarray) -> np.ndarray:
+    """6D ``[..., 6]`` to rotation matrix ``[..., 3, 3]`` by Gram-Schmidt.
+
+    Any 6 numbers whose two 3-vectors are not parallel give a valid rotation,
+    which is why networks predict this form.
+    """
+    arr = _check_last(sixd, (6,), "6D rotation")
+    a, b = arr[..., :3], arr[..., 3:]
+    x = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+    b = b - np.sum(x * b, axis=-1, keepdims=True) * x
+    y = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-12)
+    z = np.cross(x, y)
+    return np.stack([x, y, z], axis=-1)
+
+
+def aa_to_sixd(aa: np.ndarray) -> np.ndarray:
+    """Axis-angle ``[..., 3]`` to 6D ``[..., 6]``."""
+    return mat_to_sixd(aa_to_mat(aa))
+
+
+def sixd_to_aa(sixd: np.ndarray) -> np.ndarray:
+    """6D ``[..., 6]`` to axis-angle ``[..., 3]``."""
+    return mat_to_aa(sixd_to_mat(sixd))
+
+
+def euler_to_mat(euler: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
+    """Intrinsic Euler angles ``[..., 3]`` in radians to matrix ``[..., 3, 3]``."""
+    flat, lead = _flat(_check_last(euler, (3,), "Euler angles"), 1)
+    return Rotation.from_euler(_check_order(order), flat).as_matrix().reshape(lead + (3, 3))
+
+
+def mat_to_euler(mat: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
+    """Matrix ``[..., 3, 3]`` to intrinsic Euler angles ``[..., 3]`` in radians."""
+    flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
+    rot = Rotation.from_matrix(flat)
+    return rot.as_euler(_check_order(order)).reshape(lead + (3,))
+
+
+def aa_to_euler(aa: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
+    """Axis-angle ``[..., 3]`` to intrinsic Euler angles ``[..., 3]`` in radians."""
+    return mat_to_euler(aa_to_mat(aa), order)
+
+
+def euler_to_aa(euler: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
+    """Intrinsic Euler angles ``[..., 3]`` in radians to axis-angle ``[..., 3]``."""
+    return mat_to_aa(euler_to_mat(euler, order))
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a * b`` of quaternions ``[..., 4]`` (x, y, z, w): apply b, then a."""
+    a = _check_last(a, (4,), "quaternion")
+    b = _check_last(b, (4,), "quaternion")
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ],
+        axis=-1,
+    )
+
+
+def quat_align_hemisphere(quat: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` (time) so neighbouring quaternions have dot >= 0.
+
+    ``q`` and ``-q`` are the same rotation; a continuous sequence is what
+    filtering and interpolation need.
+    """
+    q = np.moveaxis(_check_last(quat, (4,), "quaternion").copy(), axis, 0)
+    for i in range(1, q.shape[0]):
+        dot = np.sum(q[i] * q[i - 1], axis=-1, keepdims=True)
+        q[i] = np.where(dot < 0.0, -q[i], q[i])
+    return np.moveaxis(q, 0, axis)
+
+
+def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+    """Spherical linear interpolation between unit quaternions ``[..., 4]``.
+
+    ``t`` broadcasts against the leading dimensions; 0 gives ``q0``, 1 gives ``q1``
+    (or its negation, the same rotation), along the shorter arc.
+    """
+    q0 = _check_last(q0, (4,), "quaternion")
+    q1 = _check_last(q1, (4,), "quaternion")
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
+    q1 = np.where(dot < 0.0, -q1, q1)
+    dot = np.clip(np.abs(dot), -1.0, 1.0)
+    theta = np.arccos(dot)
+    sin_theta = np.sin(theta)
+    near = sin_theta < 1e-6
+    safe = np.where(near, 1.0, sin_theta)
+    w0 = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    w1 = np.where(near, t, np.sin(t * theta) / safe)
+    out = w0 * q0 + w1 * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)

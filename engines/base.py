@@ -1,0 +1,141 @@
+"""The contract every engine backend keeps, and the model description it reads.
+
+An engine is loaded once per process and then runs chunks::
+
+    state = engine.initial_state(batch)
+    poses, state = engine.run(inputs, state)   # poses [B, T, 75]
+
+``inputs`` maps the model's input names to per-frame arrays ``[B, T, ·]``
+(``T`` from :data:`MIN_CHUNK_FRAMES` to :data:`MAX_CHUNK_FRAMES`). ``state`` is
+opaque to the caller: a backend may keep it on its device. Carrying it from one
+chunk to the next lets a song of any length be generated in chunks.
+
+The ONNX model graph that every backend is built from has these tensors:
+
+==================  ===================  ==========================================
+name                shape                meaning
+==================  ===================  ==========================================
+``music``           [B, T, 35] float32   music features (AIST++/FACT layout), raw
+``style``           [B, T, S] float32    one-hot style, S = ``len(spec.styles)``
+``latent``          [B, T, Z] float32    i.i.d. standard normal noise from the seed
+``state_in_*``      [B, ...] float32     recurrent state; zeros start a dance
+``poses``           [B, T, 75] float32   72 axis-angle numbers then root xyz, metres
+``state_out_*``     [B, ...] float32     the state after the chunk, same order
+==================  ===================  ==========================================
+
+The model's metadata (ONNX ``metadata_props``) says what the model is; see
+:class:`ModelSpec`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from choreo.errors import EngineError
+
+__all__ = [
+    "CONDITIONING_INPUTS",
+    "MAX_CHUNK_FRAMES",
+    "MIN_CHUNK_FRAMES",
+    "Engine",
+    "ModelSpec",
+    "check_chunk",
+]
+
+MIN_CHUNK_FRAMES = 16
+MAX_CHUNK_FRAMES = 128
+CONDITIONING_INPUTS = ("music", "style", "latent")
+STATE_IN_PREFIX = "state_in_"
+STATE_OUT_PREFIX = "state_out_"
+POSES_OUTPUT = "poses"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a model file is, read from its metadata.
+
+    Parameters
+    ----------
+    version : model version string, written into every exported file
+    native_fps : the frame rate the model generates at; other rates are resampled
+    feature_dim : numbers of music features per frame (35)
+    styles : style names, in the order of the one-hot ``style`` input
+    latent_dim : Z, width of the ``latent`` input
+    state_shapes : per-sequence shape of each state tensor, by name without prefix
+    trained : False for an exported but untrained network
+    credits : credit lines of the data the model was trained on
+    """
+
+    version: str
+    native_fps: int
+    feature_dim: int
+    styles: tuple[str, ...]
+    latent_dim: int
+    state_shapes: Mapping[str, tuple[int, ...]]
+    trained: bool
+    credits: tuple[str, ...]
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, str]) -> ModelSpec:
+        """Build from ONNX ``metadata_props`` (keys prefixed ``choreo.``)."""
+        try:
+            return cls(
+                version=meta["choreo.model_version"],
+                native_fps=int(meta["choreo.native_fps"]),
+                feature_dim=int(meta["choreo.feature_dim"]),
+                styles=tuple(json.loads(meta["choreo.styles"])),
+                latent_dim=int(meta["choreo.latent_dim"]),
+                state_shapes={k: tuple(v) for k, v in json.loads(meta["choreo.state_shapes"]).items()},
+                trained=meta.get("choreo.trained", "false").lower() == "true",
+                credits=tuple(json.loads(meta.get("choreo.credits", "[]"))),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise EngineError(f"model metadata is incomplete or malformed: {exc}") from exc
+
+    def to_metadata(self) -> dict[str, str]:
+        """Inverse of :meth:`from_metadata`."""
+        return {
+            "choreo.model_version": self.version,
+            "choreo.native_fps": str(self.native_fps),
+            "choreo.feature_dim": str(self.feature_dim),
+            "choreo.styles": json.dumps(list(self.styles)),
+            "choreo.latent_dim": str(self.latent_dim),
+            "choreo.state_shapes": json.dumps({k: list(v) for k, v in self.state_shapes.items()}),
+            "choreo.trained": "true" if self.trained else "false",
+            "choreo.credits": json.dumps(list(self.credits)),
+        }
+
+
+class Engine(Protocol):
+    """A loaded model that runs chunks of frames for a batch of sequences."""
+
+    spec: ModelSpec
+
+    def initial_state(self, batch: int) -> Any:
+        """The state that starts ``batch`` new dances."""
+        ...
+
+    def run(self, inputs: Mapping[str, np.ndarray], state: Any) -> tuple[np.ndarray, Any]:
+        """Run one chunk; returns ``poses [B, T, 75]`` and the state after it."""
+        ...
+
+
+def check_chunk(inputs: Mapping[str, np.ndarray], spec: ModelSpec) -> tuple[int, int]:
+    """Validate a chunk's inputs against the contract; returns ``(B, T)``."""
+    missing = [name for name in CONDITIONING_INPUTS if name not in inputs]
+    if missing:
+        raise EngineError(f"chunk is missing inputs {missing}")
+    widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
+    batch, frames = np.shape(inputs["music"])[:2]
+    for name, width in widths.items():
+        shape = np.shape(inputs[name])
+        if shape != (batch, frames, width):
+            raise EngineError(f"input {name!r} must be {(batch, frames, width)}, got {shape}")
+    if not MIN_CHUNK_FRAMES <= frames <= MAX_CHUNK_FRAMES and frames != 0:
+        raise EngineError(f"chunks hold {MIN_CHUNK_FRAMES} to {MAX_CHUNK_FRAMES} frames, got {frames}")
+    return int(batch), int(frames)
