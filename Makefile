@@ -1,0 +1,52 @@
+# Two commands matter: `make demo` and `make test`. Everything they need is installed here.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
+
+.PHONY: demo test lint format system-deps venv bench clean
+
+# Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
+# libsndfile (decoding), Node.js (the Khronos glTF validator). Installed only where missing.
+SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm
+system-deps:
+	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	ldconfig -p | grep -q libsndfile || missing="$$missing libsndfile1"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing Debian packages:$$missing (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) is required"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+venv: system-deps $(VENV)/.installed
+
+demo: venv
+	$(VENV)/bin/choreo render $(DEMO_SONG) -o out
+	@echo "make demo: dance files are in out/"
+
+test: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/python -m pytest -q -ra
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: venv
+	$(PY) bench/pipeline.py
+
+clean:
+	rm -rf out .pytest_cache .ruff_cache
