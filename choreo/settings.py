@@ -35,7 +35,9 @@ class Settings(BaseSettings):
     default_style: str = Field(default="auto", description="Style when none is given.")
     max_duration_s: float = Field(default=1200.0, gt=0, description="Longest song accepted (20 minutes).")
     min_duration_s: float = Field(default=1.0, gt=0, description="Shortest song accepted.")
-    silence_dbfs: float = Field(default=-60.0, description="A song whose level never rises above this is silent.")
+    silence_dbfs: float = Field(
+        default=-60.0, description="A song whose level never rises above this is silent."
+    )
     chunk_frames: int = Field(default=128, ge=16, le=128, description="Frames per engine call.")
     engine_threads: int = Field(default=2, ge=1, description="CPU threads for ONNX Runtime.")
 

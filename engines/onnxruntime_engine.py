@@ -40,13 +40,17 @@ class OnnxRuntimeEngine:
     def initial_state(self, batch: int) -> State:
         """Zeros for every state tensor: the start of ``batch`` dances."""
         return {
-            name: np.zeros((batch, *shape), dtype=np.float32) for name, shape in self.spec.state_shapes.items()
+            name: np.zeros((batch, *shape), dtype=np.float32)
+            for name, shape in self.spec.state_shapes.items()
         }
 
     def run(self, inputs: Mapping[str, np.ndarray], state: State) -> tuple[np.ndarray, State]:
         """Run one chunk of ``T`` frames for ``B`` sequences."""
         check_chunk(inputs, self.spec)
-        feeds = {name: np.ascontiguousarray(inputs[name], dtype=np.float32) for name in ("music", "style", "latent")}
+        feeds = {
+            name: np.ascontiguousarray(inputs[name], dtype=np.float32)
+            for name in ("music", "style", "latent")
+        }
         feeds.update({STATE_IN_PREFIX + name: state[name] for name in self._state_names})
         outputs = [POSES_OUTPUT] + [STATE_OUT_PREFIX + name for name in self._state_names]
         try:

@@ -40,7 +40,9 @@ class Motion:
             raise ParameterError(f"fps must be positive, got {self.fps}")
         n = np.shape(self.root_translation)[0] if np.ndim(self.root_translation) else -1
         if np.shape(self.root_translation) != (n, 3):
-            raise ParameterError(f"root_translation must be [frames, 3], got {np.shape(self.root_translation)}")
+            raise ParameterError(
+                f"root_translation must be [frames, 3], got {np.shape(self.root_translation)}"
+            )
         expected = (n, self.skeleton.n_joints, 3)
         if np.shape(self.rotations) != expected:
             raise ParameterError(f"rotations must be {expected}, got {np.shape(self.rotations)}")
@@ -64,9 +66,7 @@ class Motion:
 
     def to_array(self) -> np.ndarray:
         """The motion as ``[frames, 75]``: 72 rotation numbers, then the root translation."""
-        return np.concatenate(
-            [self.rotations.reshape(self.n_frames, -1), self.root_translation], axis=1
-        )
+        return np.concatenate([self.rotations.reshape(self.n_frames, -1), self.root_translation], axis=1)
 
     @classmethod
     def from_array(cls, frames: np.ndarray, fps: float) -> Motion:
@@ -75,7 +75,9 @@ class Motion:
         if arr.ndim != 2 or arr.shape[1] != FRAME_SIZE:
             raise ParameterError(f"frames must be [frames, {FRAME_SIZE}], got {arr.shape}")
         n = arr.shape[0]
-        return cls(fps=fps, root_translation=arr[:, 72:].copy(), rotations=arr[:, :72].reshape(n, 24, 3).copy())
+        return cls(
+            fps=fps, root_translation=arr[:, 72:].copy(), rotations=arr[:, :72].reshape(n, 24, 3).copy()
+        )
 
     def replace(self, **changes: object) -> Motion:
         """A new motion with some fields changed; the original is untouched."""
