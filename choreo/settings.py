@@ -30,6 +30,7 @@ class Settings(BaseSettings):
         default=_PACKAGE_DIR / "models" / "choreo-lstm.onnx",
         description="ONNX model file the engines load.",
     )
+    model_fps: int = Field(default=30, description="Frame rate the model generates at; others are resampled.")
     default_fps: int = Field(default=30, description="Frame rate when none is asked for.")
     default_seed: int = Field(default=0, description="Seed when none is given: same song, same dance.")
     default_style: str = Field(default="auto", description="Style when none is given.")

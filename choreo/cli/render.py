@@ -1,0 +1,77 @@
+"""``choreo render``: songs in, dance files out, on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from choreo.errors import ChoreoError
+from choreo.pipeline import FORMATS, RenderOptions, load_engine, render_song
+from choreo.settings import SUPPORTED_FPS, get_settings
+from choreo.styles import AUTO, STYLES
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``render`` verb."""
+    settings = get_settings()
+    parser = subparsers.add_parser("render", help="render songs into dance files")
+    parser.add_argument("songs", nargs="+", type=Path, metavar="SONG", help="audio files to dance to")
+    parser.add_argument(
+        "-o", "--out", type=Path, required=True, metavar="OUTDIR", help="folder for the files"
+    )
+    parser.add_argument("--fps", type=int, default=settings.default_fps, help=f"one of {SUPPORTED_FPS}")
+    parser.add_argument(
+        "--formats", default="bvh", help=f"comma-separated, from {','.join(FORMATS)} (default: bvh)"
+    )
+    parser.add_argument("--seed", type=int, default=settings.default_seed, help="same seed, same dance")
+    parser.add_argument(
+        "--style", default=settings.default_style, help=f"one of {', '.join((*STYLES, AUTO))}"
+    )
+    parser.add_argument("--rig", default="smpl", help="joint naming of the files: smpl or mixamo")
+    parser.add_argument("--units", default="m", help="BVH units: m or cm")
+    parser.add_argument(
+        "--in-place", action="store_true", help="remove horizontal root motion (for engines that drive it)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Render every song; a song that fails is reported and the others go on."""
+    try:
+        options = RenderOptions(
+            fps=args.fps,
+            formats=tuple(f.strip().lower() for f in args.formats.split(",") if f.strip()),
+            seed=args.seed,
+            style=args.style,
+            rig=args.rig,
+            units=args.units,
+            in_place=args.in_place,
+        )
+        engine = load_engine()
+    except ChoreoError as exc:
+        print(f"choreo render: {exc}", file=sys.stderr)
+        return 2
+    failures = 0
+    for song in tqdm(args.songs, desc="rendering", unit="song", file=sys.stderr, disable=len(args.songs) < 2):
+        try:
+            result = render_song(song, args.out, options, engine=engine)
+        except ChoreoError as exc:
+            failures += 1
+            tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
+            continue
+        summary = result.summary
+        total_s = sum(result.timings_s.values())
+        tqdm.write(
+            f"ok {song.name}: {summary['duration_s']:.1f} s, {summary['frames']} frames at {summary['fps']:g} fps, "
+            f"{summary['tempo_bpm']:.1f} BPM, style {summary['style']}, "
+            f"{', '.join(p.name for p in result.files.values())} in {total_s:.2f} s"
+        )
+    if failures:
+        print(f"choreo render: {failures} of {len(args.songs)} songs failed", file=sys.stderr)
+        return 1
+    return 0

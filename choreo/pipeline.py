@@ -1,0 +1,251 @@
+"""One song's path through the stages, as plain functions.
+
+``choreo render`` calls :func:`render_song`; the service's Celery tasks call the
+stages one by one (``prepare_song`` and ``finish_motion`` + ``export_dance`` on
+CPU workers, ``generate_motion`` on GPU workers), so both paths produce the same
+dance from the same song and options.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from choreo import __version__
+from choreo.audio import MusicFeatures, analyze_song, song_sha256
+from choreo.errors import ParameterError
+from choreo.generate import generate_poses, song_inputs
+from choreo.motion import Motion
+from choreo.motion.resample import resample
+from choreo.postprocess import in_place, postprocess
+from choreo.preview import write_contact_sheet
+from choreo.settings import SUPPORTED_FPS, Settings, get_settings
+from choreo.styles import AUTO, STYLES, resolve_style
+from engines.base import Engine
+
+__all__ = [
+    "FORMATS",
+    "RenderOptions",
+    "RenderResult",
+    "export_dance",
+    "finish_motion",
+    "generate_motion",
+    "load_engine",
+    "prepare_song",
+    "render_song",
+]
+
+RIGS = ("smpl", "mixamo")
+
+
+def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Mapping[str, Any]) -> None:
+    from exporters.bvh import write_bvh
+
+    write_bvh(motion, path, rig=options.rig, units=options.units)
+
+
+FORMATS: dict[str, Callable[[Motion, Path, Any, Mapping[str, Any]], None]] = {"bvh": _write_bvh}
+"""Dance file formats by file extension, each with its writer."""
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What to render: every option has the default a user gets when silent.
+
+    Raises
+    ------
+    ParameterError
+        On an unsupported fps, unknown format, style or rig, naming the value.
+    """
+
+    fps: int = 30
+    formats: tuple[str, ...] = ("bvh",)
+    seed: int = 0
+    style: str = AUTO
+    rig: str = "smpl"
+    units: str = "m"
+    in_place: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fps not in SUPPORTED_FPS:
+            raise ParameterError(
+                f"unsupported fps {self.fps}; choose one of {', '.join(map(str, SUPPORTED_FPS))}"
+            )
+        unknown = [f for f in self.formats if f not in FORMATS]
+        if unknown or not self.formats:
+            raise ParameterError(
+                f"unknown format {', '.join(unknown) or '(none)'}; choose from {', '.join(FORMATS)}"
+            )
+        if self.style != AUTO and self.style not in STYLES:
+            resolve_style(self.style)
+        if self.rig not in RIGS:
+            raise ParameterError(f"unknown rig {self.rig!r}; choose one of {', '.join(RIGS)}")
+        if self.units not in ("m", "cm"):
+            raise ParameterError(f"unknown units {self.units!r}; choose m or cm")
+        if not 0 <= self.seed < 2**63:
+            raise ParameterError(f"seed must be a non-negative integer below 2**63, got {self.seed}")
+
+
+@dataclass
+class RenderResult:
+    """What rendering one song produced."""
+
+    song: Path
+    files: dict[str, Path]
+    summary: dict[str, Any]
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=4)
+def _engine_for(model_path: Path, threads: int) -> Engine:
+    from engines.onnxruntime_engine import OnnxRuntimeEngine
+
+    return OnnxRuntimeEngine(model_path, threads=threads)
+
+
+def load_engine(settings: Settings | None = None) -> Engine:
+    """The process's engine for the configured model, loaded on first use only."""
+    settings = settings or get_settings()
+    return _engine_for(Path(settings.model_path), settings.engine_threads)
+
+
+def prepare_song(path: Path, options: RenderOptions, settings: Settings | None = None) -> MusicFeatures:
+    """Decode a song and extract its features at the model's frame rate.
+
+    Raises ``AudioError`` for a song that cannot be danced, naming the file.
+    """
+    settings = settings or get_settings()
+    return analyze_song(Path(path), fps=settings.model_fps, settings=settings)
+
+
+def generate_motion(
+    engine: Engine, features: MusicFeatures, options: RenderOptions, settings: Settings | None = None
+) -> Motion:
+    """The raw dance for a song at the model's native frame rate."""
+    settings = settings or get_settings()
+    if features.fps != engine.spec.native_fps:
+        raise ParameterError(
+            f"features are at {features.fps} fps but the model runs at {engine.spec.native_fps}"
+        )
+    style = resolve_style(options.style, features.tempo_bpm)
+    inputs = song_inputs(features.features, style=style, seed=options.seed, spec=engine.spec)
+    poses = generate_poses(engine, inputs, chunk_frames=settings.chunk_frames)
+    return Motion.from_array(poses.astype(np.float64), fps=features.fps)
+
+
+def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) -> Motion:
+    """Post-process a raw dance and bring it to the requested frame rate.
+
+    The result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs
+    from the song's first second to its last.
+    """
+    motion = postprocess(raw)
+    if options.in_place:
+        motion = in_place(motion)
+    n_frames = int(np.ceil(features.duration_s * options.fps - 1e-9))
+    if motion.fps != options.fps or motion.n_frames != n_frames:
+        motion = resample(motion, options.fps, n_frames=n_frames)
+    return motion
+
+
+def export_dance(
+    motion: Motion,
+    features: MusicFeatures,
+    options: RenderOptions,
+    out_dir: Path,
+    name: str,
+    provenance: Mapping[str, Any],
+) -> dict[str, Path]:
+    """Write every requested format, the JSON summary and the preview picture.
+
+    Returns the written files by kind (``bvh``, ``fbx``, ``glb``, ``json``, ``png``).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    for fmt in options.formats:
+        path = out_dir / f"{name}.{fmt}"
+        FORMATS[fmt](motion, path, options, provenance)
+        files[fmt] = path
+    files["png"] = write_contact_sheet(
+        motion, features.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.get('style', '')})"
+    )
+    summary = dict(provenance)
+    summary.update(
+        {
+            "duration_s": round(features.duration_s, 6),
+            "frames": motion.n_frames,
+            "fps": motion.fps,
+            "tempo_bpm": round(float(features.tempo_bpm), 3),
+            "beat_times": [round(float(t), 4) for t in features.beat_times],
+            "downbeat_times": [round(float(t), 4) for t in features.downbeat_times],
+            "options": asdict(options) | {"formats": list(options.formats)},
+            "files": {kind: p.name for kind, p in files.items()},
+        }
+    )
+    files["json"] = out_dir / f"{name}.json"
+    files["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    return files
+
+
+def provenance_for(
+    song: Path, engine: Engine, options: RenderOptions, style: str, sha256: str
+) -> dict[str, Any]:
+    """The facts every exported file carries about where its dance came from."""
+    return {
+        "generator": f"choreo {__version__}",
+        "model_version": engine.spec.version,
+        "model_trained": engine.spec.trained,
+        "seed": options.seed,
+        "style": style,
+        "song": Path(song).name,
+        "song_sha256": sha256,
+        "credits": list(engine.spec.credits),
+    }
+
+
+def render_song(
+    path: Path,
+    out_dir: Path,
+    options: RenderOptions,
+    *,
+    engine: Engine | None = None,
+    settings: Settings | None = None,
+) -> RenderResult:
+    """Render one song into dance files in ``out_dir``, named after the song."""
+    settings = settings or get_settings()
+    path = Path(path)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    features = prepare_song(path, options, settings)
+    timings["analyze_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    engine = engine or load_engine(settings)
+    timings["load_engine_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    raw = generate_motion(engine, features, options, settings)
+    timings["generate_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    motion = finish_motion(raw, features, options)
+    timings["postprocess_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    style = resolve_style(options.style, features.tempo_bpm)
+    provenance = provenance_for(path, engine, options, style, song_sha256(path))
+    files = export_dance(motion, features, options, out_dir, path.stem, provenance)
+    timings["export_s"] = time.perf_counter() - start
+
+    summary = json.loads(files["json"].read_text())
+    summary["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
+    files["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    return RenderResult(song=path, files=files, summary=summary, timings_s=timings)
