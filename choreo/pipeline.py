@@ -39,6 +39,7 @@ __all__ = [
     "generate_motion",
     "load_engine",
     "prepare_song",
+    "provenance_for",
     "render_song",
 ]
 

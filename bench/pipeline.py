@@ -1,0 +1,173 @@
+"""Time each stage of ``choreo render`` on real songs, cold and warm; peak memory on 20 minutes.
+
+Usage::
+
+    .venv/bin/python bench/pipeline.py [--out bench/results/pipeline.json]
+
+Each song is rendered twice in a fresh process: the first render is *cold*
+(imports, model load and first-call costs included), the second *warm* (what a
+long-running worker sees). Stages: decode, features, engine (generation),
+post-processing, export. A 20-minute song is made by joining real tracks end to
+end, and the peak resident memory of a process rendering it is reported.
+Results are machine-dependent: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MUSIC = REPO.parent / "shared" / "data" / "music"
+SONGS = {
+    "1min": REPO / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg",
+    "3min": MUSIC / "gpl" / "hedgewars__Music__EarthRise.ogg",
+    "7min": MUSIC / "gpl" / "warzone2100__original_soundtrack__track1.opus",
+}
+LONG_SOURCES = [
+    MUSIC / "gpl" / "warzone2100__legacy_soundtrack__track10.opus",
+    MUSIC / "gpl" / "warzone2100__aftermath_soundtrack__track22.opus",
+]
+TWENTY_MIN_S = 1200.0
+
+
+def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
+    """Render ``song`` ``repeats`` times in this (fresh) process, timing every stage."""
+    import resource
+
+    started = time.perf_counter()
+    from choreo.audio import extract_features, load_audio, probe_duration_s
+
+    from choreo.pipeline import (
+        RenderOptions,
+        export_dance,
+        finish_motion,
+        generate_motion,
+        load_engine,
+        provenance_for,
+    )
+    from choreo.settings import get_settings
+    from choreo.styles import resolve_style
+
+    import_s = time.perf_counter() - started
+    settings = get_settings()
+    options = RenderOptions(formats=formats)
+    sr = settings.model_fps * 512
+    runs = []
+    for _ in range(repeats):
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(name: str, _t: dict[str, float] = timings) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            _t[name] = now - clock
+            clock = now
+
+        engine = load_engine(settings)
+        lap("load_engine_s")
+        probe_duration_s(song)
+        y = load_audio(song, sr=sr)
+        lap("decode_s")
+        features = extract_features(y, sr, fps=settings.model_fps)
+        lap("features_s")
+        raw = generate_motion(engine, features, options, settings)
+        lap("engine_s")
+        motion = finish_motion(raw, features, options)
+        lap("postprocess_s")
+        style = resolve_style(options.style, features.tempo_bpm)
+        provenance = provenance_for(song, engine, options, style, "0" * 64)
+        with tempfile.TemporaryDirectory() as out:
+            export_dance(motion, features, options, Path(out), song.stem, provenance)
+        lap("export_s")
+        timings["total_s"] = sum(timings.values())
+        runs.append(timings)
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"import_s": import_s, "runs": runs, "duration_s": features.duration_s, "peak_rss_mb": peak_rss_mb}
+
+
+def _child(song: Path, repeats: int, formats: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(song), str(repeats), formats],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _twenty_minute_song(folder: Path) -> Path:
+    """Real tracks joined end to end and cut to exactly 20 minutes (FLAC)."""
+    import numpy as np
+    import soundfile as sf
+    from choreo.audio import load_audio
+
+    sr = 22050
+    parts, total = [], 0
+    while total < TWENTY_MIN_S * sr:
+        for src in LONG_SOURCES:
+            y = load_audio(src, sr=sr)
+            parts.append(y)
+            total += y.size
+    path = folder / "twenty_minutes.flac"
+    sf.write(path, np.concatenate(parts)[: int(TWENTY_MIN_S * sr)], sr)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "pipeline.json")
+    parser.add_argument("--formats", default="bvh")
+    parser.add_argument("--child", nargs=3, metavar=("SONG", "REPEATS", "FORMATS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        song, repeats, formats = args.child
+        print(json.dumps(child_run(Path(song), int(repeats), tuple(formats.split(",")))))
+        return
+
+    results: dict = {
+        "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": _cpus()},
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "formats": args.formats,
+        "songs": {},
+    }
+    for label, song in SONGS.items():
+        child = _child(song, 2, args.formats)
+        cold, warm = child["runs"]
+        cold = dict(cold, total_s=cold["total_s"] + child["import_s"], import_s=child["import_s"])
+        results["songs"][label] = {
+            "song": song.name,
+            "duration_s": child["duration_s"],
+            "cold": cold,
+            "warm": warm,
+        }
+        print(f"{label}: warm {warm['total_s']:.2f} s, cold {cold['total_s']:.2f} s", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        long_song = _twenty_minute_song(Path(tmp))
+        child = _child(long_song, 1, args.formats)
+        results["twenty_minutes"] = {
+            "duration_s": child["duration_s"],
+            "peak_rss_mb": child["peak_rss_mb"],
+            "run": child["runs"][0],
+        }
+        print(f"20min: peak RSS {child['peak_rss_mb']:.0f} MB", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(args.out)
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
+
+
+if __name__ == "__main__":
+    main()
