@@ -9,9 +9,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-MUSIC_CC = SHARED_DATA / "music" / "cc"
-MUSIC_GPL = SHARED_DATA / "music" / "gpl"
-DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
 
 
 @pytest.fixture

@@ -1,0 +1,145 @@
+"""End to end: ``choreo render`` on real songs, and on bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from exporters.bvh import read_bvh_motion
+
+from choreo.cli.main import main
+from choreo.motion import joint_positions
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
+SHORT_SONG = REPO_ROOT.parent / "shared" / "data" / "music" / "gpl" / "supertux__forest__forest3.ogg"  # 99 s
+
+
+def _render(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["render", *args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.mark.parametrize("fps", [30, 60])
+def test_render_demo_song(tmp_path: Path, capsys: pytest.CaptureFixture[str], fps: int) -> None:
+    code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), "--fps", str(fps)], capsys)
+    assert code == 0, output
+    stem = DEMO_SONG.stem
+    summary = json.loads((tmp_path / f"{stem}.json").read_text())
+    duration_s = sf.info(DEMO_SONG).duration
+    assert summary["duration_s"] == pytest.approx(duration_s, abs=1e-3)
+    assert summary["frames"] == math.ceil(duration_s * fps - 1e-9)
+    assert summary["fps"] == fps
+    assert len(summary["song_sha256"]) == 64 and summary["seed"] == 0
+    assert summary["credits"] and summary["model_version"]
+    assert (tmp_path / f"{stem}.png").stat().st_size > 10_000
+
+    motion = read_bvh_motion(tmp_path / f"{stem}.bvh")
+    assert motion.n_frames == summary["frames"] and motion.fps == pytest.approx(fps)
+    assert np.all(np.isfinite(motion.to_array()))
+    feet = joint_positions(motion)[:, [7, 8, 10, 11], 1]
+    assert feet.min() > -0.01, "a foot goes through the floor"
+    assert np.mean(feet.min(axis=1) < 0.08) > 0.5, "the dancer floats: feet rarely touch the floor"
+
+
+def test_same_song_and_options_give_the_same_dance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second, other_seed = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for out, seed in ((first, "0"), (second, "0"), (other_seed, "7")):
+        assert _render([str(DEMO_SONG), "-o", str(out), "--seed", seed], capsys)[0] == 0
+    name = DEMO_SONG.stem + ".bvh"
+    assert (first / name).read_bytes() == (second / name).read_bytes()
+    assert (first / name).read_bytes() != (other_seed / name).read_bytes()
+
+
+def test_bvh_is_read_by_assimp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if shutil.which("assimp") is None:
+        pytest.skip("assimp is not installed (make test installs assimp-utils)")
+    assert _render([str(SHORT_SONG), "-o", str(tmp_path)], capsys)[0] == 0
+    info = subprocess.run(
+        ["assimp", "info", str(tmp_path / f"{SHORT_SONG.stem}.bvh")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Animations" in info
+    assert all(name in info for name in ("pelvis", "left_wrist", "right_foot"))
+
+
+def _bad_inputs(folder: Path) -> dict[str, Path]:
+    sr = 22050
+    files = {
+        "corrupt": folder / "corrupt.ogg",
+        "text": folder / "notes.mp3",
+        "unsupported": folder / "song.xyz",
+        "silent": folder / "silent.wav",
+        "short": folder / "short.wav",
+        "empty": folder / "empty.wav",
+    }
+    files["corrupt"].write_bytes(DEMO_SONG.read_bytes()[:2000] + b"\0" * 5000)
+    files["text"].write_text("not audio at all\n")
+    files["unsupported"].write_bytes(b"\x00\x01" * 4000)
+    sf.write(files["silent"], np.zeros(sr * 5, dtype=np.float32), sr)
+    sf.write(files["short"], np.random.default_rng(0).normal(size=sr // 2).astype(np.float32) * 0.3, sr)
+    sf.write(files["empty"], np.zeros(0, dtype=np.float32), sr)
+    return files
+
+
+def test_bad_songs_fail_alone_and_say_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _bad_inputs(tmp_path)
+    out = tmp_path / "out"
+    code, output = _render([*map(str, bad.values()), str(DEMO_SONG), "-o", str(out)], capsys)
+    assert code != 0
+    for path in bad.values():
+        line = next((ln for ln in output.splitlines() if ln.startswith(f"FAILED {path}")), None)
+        assert line is not None, f"no failure line for {path.name} in:\n{output}"
+    assert "silent" in output and "short" in output
+    assert (out / f"{DEMO_SONG.stem}.bvh").exists(), "the good song was not rendered"
+
+
+def test_too_long_song_is_refused_before_decoding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choreo.settings import get_settings
+
+    monkeypatch.setenv("CHOREO_MAX_DURATION_S", "30")
+    get_settings.cache_clear()
+    try:
+        code, output = _render([str(DEMO_SONG), "-o", str(tmp_path)], capsys)
+    finally:
+        get_settings.cache_clear()
+    assert code != 0 and "too_long" in output and DEMO_SONG.name in output
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--fps", "29"], "unsupported fps 29"),
+        (["--style", "tango"], "unknown style 'tango'"),
+        (["--formats", "obj"], "unknown format obj"),
+    ],
+)
+def test_bad_options_exit_non_zero_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+) -> None:
+    code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), *option], capsys)
+    assert code == 2 and message in output
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "render", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--fps" in proc.stdout and "--formats" in proc.stdout
