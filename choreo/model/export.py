@@ -1,0 +1,94 @@
+"""Write the dance model file: weights to ONNX with the contract's metadata.
+
+No torch is needed here: the weights arrive as numpy arrays (from a trained
+checkpoint, or from :func:`untrained_params` for the placeholder model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from choreo.model.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
+from choreo.model.graph import build_model
+from engines.base import ModelSpec
+
+__all__ = [
+    "CMU_CREDIT",
+    "export_onnx",
+    "model_spec",
+    "rest_pose_stats",
+    "untrained_params",
+    "write_untrained_model",
+]
+
+CMU_CREDIT = (
+    "The data used in this project was obtained from mocap.cs.cmu.edu. "
+    "The database was created with funding from NSF EIA-0196217."
+)
+REST_HEIGHT_M = 0.94
+
+
+def model_spec(config: ModelConfig, *, version: str, trained: bool, credits: Sequence[str]) -> ModelSpec:
+    """The :class:`~engines.base.ModelSpec` written into the model's metadata."""
+    return ModelSpec(
+        version=version,
+        native_fps=config.native_fps,
+        feature_dim=FEATURE_DIM,
+        styles=tuple(config.styles),
+        latent_dim=config.latent_dim,
+        state_shapes=config.state_shapes,
+        trained=trained,
+        credits=tuple(credits),
+    )
+
+
+def rest_pose_stats() -> tuple[np.ndarray, np.ndarray]:
+    """Pose mean and std for an untrained model: the T-pose standing still, small spread."""
+    identity = np.tile(np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]), N_JOINTS)
+    mean = np.concatenate([identity, [REST_HEIGHT_M], [0.0, 0.0]])
+    std = np.concatenate([np.full(6 * N_JOINTS, 0.05), [0.01], [0.002, 0.002]])
+    return mean.astype(np.float32), std.astype(np.float32)
+
+
+def untrained_params(config: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random weights (uniform in +-1/sqrt(fan_in), like torch's LSTM) around the T-pose."""
+    rng = np.random.default_rng(seed)
+    params: dict[str, np.ndarray] = {}
+    for name, shape in param_shapes(config).items():
+        fan_in = shape[0] if len(shape) == 2 else config.hidden
+        bound = 1.0 / np.sqrt(fan_in)
+        params[name] = rng.uniform(-bound, bound, size=shape).astype(np.float32)
+    params["music_mean"] = np.zeros(FEATURE_DIM, np.float32)
+    params["music_std"] = np.ones(FEATURE_DIM, np.float32)
+    params["pose_mean"], params["pose_std"] = rest_pose_stats()
+    return params
+
+
+def export_onnx(
+    config: ModelConfig,
+    params: Mapping[str, np.ndarray],
+    path: Path,
+    *,
+    version: str,
+    trained: bool,
+    credits: Sequence[str],
+) -> ModelSpec:
+    """Build the chunk graph from ``params`` and save it, weights inside, to ``path``."""
+    spec = model_spec(config, version=version, trained=trained, credits=credits)
+    model = build_model(config, params, spec.to_metadata())
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(model, str(path), save_as_external_data=False)
+    return spec
+
+
+def write_untrained_model(path: Path, config: ModelConfig | None = None, seed: int = 0) -> ModelSpec:
+    """The placeholder model: the real graph and contract with random weights (``trained=false``)."""
+    config = config or ModelConfig()
+    return export_onnx(
+        config, untrained_params(config, seed), path, version="0.0.0-untrained", trained=False, credits=[]
+    )

@@ -1,0 +1,356 @@
+"""Build the chunk graph of the dance model with ``onnx.helper``.
+
+One ONNX Runtime call runs a whole chunk of ``T`` frames: the per-frame
+conditioning (music, style, slow latent) is encoded for all frames at once,
+then an ONNX ``Scan`` runs the two LSTM layers frame by frame, feeding each
+generated pose back into the next step, and finally the 6D rotations are
+turned into axis-angle for all frames at once. The graph is built by hand
+from the weights (not traced) so that the autoregressive loop is one Scan
+node and the weights live in the one file.
+
+The arithmetic mirrors :class:`choreo.model.network.DanceNet`; a test checks
+the two agree within 1e-4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from choreo.errors import ParameterError
+from choreo.model.config import FEATURE_DIM, N_JOINTS, POSE_DIM, ROOT_DIM, ModelConfig, param_shapes
+
+__all__ = ["OPSET", "build_model", "quat_pick_matrix"]
+
+OPSET = 17
+FLOAT = TensorProto.FLOAT
+
+
+def quat_pick_matrix() -> tuple[np.ndarray, np.ndarray]:
+    """Linear map from a row-major rotation matrix ``[9]`` to the 4x4 matrix ``K`` (flattened ``[16]``).
+
+    Row ``k`` of ``K`` equals ``4 q_k (w, x, y, z)``; the row with the largest
+    diagonal entry gives the quaternion with the best conditioning
+    (Shepperd's method). Returns ``(A [9, 16], c [16])`` with ``K = R @ A + c``.
+    """
+    a = np.zeros((9, 16))
+    c = np.zeros(16)
+
+    def r(i: int, j: int) -> int:
+        return 3 * i + j
+
+    def put(row: int, col: int, terms: list[tuple[int, float]], const: float = 0.0) -> None:
+        for idx, sign in terms:
+            a[idx, 4 * row + col] += sign
+        c[4 * row + col] += const
+
+    diag = {
+        0: [(r(0, 0), 1), (r(1, 1), 1), (r(2, 2), 1)],
+        1: [(r(0, 0), 1), (r(1, 1), -1), (r(2, 2), -1)],
+        2: [(r(0, 0), -1), (r(1, 1), 1), (r(2, 2), -1)],
+        3: [(r(0, 0), -1), (r(1, 1), -1), (r(2, 2), 1)],
+    }
+    off = {
+        (0, 1): [(r(2, 1), 1), (r(1, 2), -1)],
+        (0, 2): [(r(0, 2), 1), (r(2, 0), -1)],
+        (0, 3): [(r(1, 0), 1), (r(0, 1), -1)],
+        (1, 2): [(r(0, 1), 1), (r(1, 0), 1)],
+        (1, 3): [(r(0, 2), 1), (r(2, 0), 1)],
+        (2, 3): [(r(1, 2), 1), (r(2, 1), 1)],
+    }
+    for k, terms in diag.items():
+        put(k, k, terms, 1.0)
+    for (i, j), terms in off.items():
+        put(i, j, terms)
+        put(j, i, terms)
+    return a.astype(np.float32), c.astype(np.float32)
+
+
+class _Graph:
+    """Collects nodes and constants with generated names."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self._n = 0
+
+    def name(self, hint: str) -> str:
+        self._n += 1
+        return f"{self.prefix}{hint}_{self._n}"
+
+    def const(self, value: np.ndarray | float | list, hint: str = "c", dtype: type = np.float32) -> str:
+        name = self.name(hint)
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None, n_out: int = 1, **attrs: object):
+        outs = [self.name(hint or op_type.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op_type, inputs, outs, name=self.name("n_" + op_type), **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def named(self, op_type: str, inputs: list[str], output: str, **attrs: object) -> str:
+        self.nodes.append(
+            helper.make_node(op_type, inputs, [output], name=self.name("n_" + op_type), **attrs)
+        )
+        return output
+
+    def slice_last(self, x: str, start: int, end: int) -> str:
+        return self.op(
+            "Slice",
+            [
+                x,
+                self.const([start], "s", np.int64),
+                self.const([end], "e", np.int64),
+                self.const([-1], "ax", np.int64),
+            ],
+        )
+
+    def dense(self, x: str, w: str, b: str | None) -> str:
+        y = self.op("MatMul", [x, w])
+        return self.op("Add", [y, b]) if b is not None else y
+
+    def lstm_cell(self, gates: str, c: str, hidden: int) -> tuple[str, str]:
+        """Gates ordered input, forget, output, cell; returns ``(h, c)``."""
+        sig = self.op("Sigmoid", [self.slice_last(gates, 0, 3 * hidden)])
+        cand = self.op("Tanh", [self.slice_last(gates, 3 * hidden, 4 * hidden)])
+        i, f, o = self._split3(sig, hidden)
+        c_new = self.op("Add", [self.op("Mul", [f, c]), self.op("Mul", [i, cand])])
+        h_new = self.op("Mul", [o, self.op("Tanh", [c_new])])
+        return h_new, c_new
+
+    def _split3(self, x: str, hidden: int) -> list[str]:
+        split = self.const([hidden, hidden, hidden], "split", np.int64)
+        return self.op("Split", [x, split], n_out=3, axis=-1)
+
+
+def _soft_clamp(g: _Graph, x: str, soft: float, hard: float) -> str:
+    knee = hard - soft
+    mag = g.op("Abs", [x])
+    inner = g.op("Min", [mag, g.const(soft)])
+    over = g.op("Relu", [g.op("Sub", [mag, g.const(soft)])])
+    outer = g.op("Mul", [g.op("Tanh", [g.op("Mul", [over, g.const(1.0 / knee)])]), g.const(knee)])
+    return g.op("Mul", [g.op("Sign", [x]), g.op("Add", [inner, outer])])
+
+
+def _scan_body(config: ModelConfig, weights: Mapping[str, str]) -> onnx.GraphProto:
+    """One frame: two LSTM cells, the pose head and the root integration."""
+    h = config.hidden
+    g = _Graph("b_")
+    names = ["h1", "c1", "h2", "c2", "pose", "root"]
+    dims = {"h1": h, "c1": h, "h2": h, "c2": h, "pose": POSE_DIM, "root": ROOT_DIM}
+    ins = [helper.make_tensor_value_info(f"in_{n}", FLOAT, ["B", dims[n]]) for n in names]
+    ins.append(helper.make_tensor_value_info("in_g1x", FLOAT, ["B", 4 * h]))
+
+    fb = g.op("Concat", ["in_h1", "in_pose", "in_root"], axis=-1)
+    g1 = g.op("Add", [g.op("MatMul", [fb, weights["l1_wr"]]), "in_g1x"])
+    h1, c1 = g.lstm_cell(g1, "in_c1", h)
+    g2 = g.dense(g.op("Concat", [h1, "in_h2"], axis=-1), weights["l2_w"], weights["l2_b"])
+    h2, c2 = g.lstm_cell(g2, "in_c2", h)
+    z = g.dense(h2, weights["out_w"], weights["out_b"])
+    vel = g.op(
+        "Add",
+        [g.op("Mul", [g.slice_last(z, POSE_DIM - 2, POSE_DIM), weights["vel_std"]]), weights["vel_mean"]],
+    )
+    root = _soft_clamp(g, g.op("Add", ["in_root", vel]), config.floor_soft_m, config.floor_hard_m)
+
+    new = {"h1": h1, "c1": c1, "h2": h2, "c2": c2, "pose": z, "root": root}
+    outs = []
+    for n in names:
+        g.named("Identity", [new[n]], f"out_{n}")
+        outs.append(helper.make_tensor_value_info(f"out_{n}", FLOAT, ["B", dims[n]]))
+    g.named("Identity", [z], "scan_pose")
+    g.named("Identity", [root], "scan_root")
+    outs += [
+        helper.make_tensor_value_info("scan_pose", FLOAT, ["B", POSE_DIM]),
+        helper.make_tensor_value_info("scan_root", FLOAT, ["B", ROOT_DIM]),
+    ]
+    return helper.make_graph(g.nodes, "frame_step", ins, outs, initializer=g.inits)
+
+
+def _slow_latent(g: _Graph, config: ModelConfig, latent: str, state: str) -> tuple[str, str]:
+    """AR(1) filter of the i.i.d. latent over the chunk as one matrix product.
+
+    ``s_t = a s_{t-1} + sqrt(1 - a^2) e_t``; returns ``(s [B, T, Z], s_last [B, Z])``.
+    """
+    a = config.latent_decay
+    shape = g.op("Shape", [latent])
+    frames = g.op("Gather", [shape, g.const(1, "one", np.int64)], axis=0)
+    idx = g.op(
+        "Cast", [g.op("Range", [g.const(0, "zero", np.int64), frames, g.const(1, "one", np.int64)])], to=FLOAT
+    )
+    diff = g.op(
+        "Sub",
+        [
+            g.op("Unsqueeze", [idx, g.const([1], "ax", np.int64)]),
+            g.op("Unsqueeze", [idx, g.const([0], "ax", np.int64)]),
+        ],
+    )
+    lower = g.op("Cast", [g.op("GreaterOrEqual", [diff, g.const(0.0)])], to=FLOAT)
+    decay = g.op("Exp", [g.op("Mul", [g.op("Relu", [diff]), g.const(np.log(a))])])
+    filt = g.op("Mul", [g.op("Mul", [lower, decay]), g.const(np.sqrt(1.0 - a * a))])
+    driven = g.op("MatMul", [filt, latent])
+    carry = g.op("Exp", [g.op("Mul", [g.op("Add", [idx, g.const(1.0)]), g.const(np.log(a))])])
+    carry = g.op(
+        "Mul",
+        [
+            g.op("Unsqueeze", [carry, g.const([1], "ax", np.int64)]),
+            g.op("Unsqueeze", [state, g.const([1], "ax", np.int64)]),
+        ],
+    )
+    slow = g.op("Add", [driven, carry])
+    last = g.op(
+        "Squeeze",
+        [
+            g.op(
+                "Slice",
+                [
+                    slow,
+                    g.const([-1], "s", np.int64),
+                    g.const([2**62], "e", np.int64),
+                    g.const([1], "ax", np.int64),
+                ],
+            ),
+            g.const([1], "ax", np.int64),
+        ],
+    )
+    return slow, last
+
+
+def _sixd_to_axis_angle(g: _Graph, sixd: str) -> str:
+    """``[..., 6]`` (two matrix columns) to axis-angle ``[..., 3]`` via Shepperd's quaternion."""
+    eps = g.const(1e-8)
+    a = g.slice_last(sixd, 0, 3)
+    b = g.slice_last(sixd, 3, 6)
+
+    def normalise(v: str) -> str:
+        norm = g.op(
+            "Sqrt", [g.op("ReduceSum", [g.op("Mul", [v, v]), g.const([-1], "ax", np.int64)], keepdims=1)]
+        )
+        return g.op("Div", [v, g.op("Max", [norm, eps])])
+
+    x = normalise(a)
+    dot = g.op("ReduceSum", [g.op("Mul", [x, b]), g.const([-1], "ax", np.int64)], keepdims=1)
+    y = normalise(g.op("Sub", [b, g.op("Mul", [dot, x])]))
+    i1 = g.const([1, 2, 0], "i1", np.int64)
+    i2 = g.const([2, 0, 1], "i2", np.int64)
+    z = g.op(
+        "Sub",
+        [
+            g.op("Mul", [g.op("Gather", [x, i1], axis=-1), g.op("Gather", [y, i2], axis=-1)]),
+            g.op("Mul", [g.op("Gather", [x, i2], axis=-1), g.op("Gather", [y, i1], axis=-1)]),
+        ],
+    )
+    cols = [g.op("Unsqueeze", [v, g.const([-1], "ax", np.int64)]) for v in (x, y, z)]
+    mat = g.op("Concat", cols, axis=-1)  # [..., 3 rows, 3 cols]
+    flat = g.op("Reshape", [mat, g.const([0, 0, 0, 9], "shape", np.int64)])
+    pick_a, pick_c = quat_pick_matrix()
+    kmat = g.op("Add", [g.op("MatMul", [flat, g.const(pick_a, "pick")]), g.const(pick_c, "pickc")])
+    diag = g.op("Gather", [kmat, g.const([0, 5, 10, 15], "diag", np.int64)], axis=-1)
+    best = g.op("ArgMax", [diag], axis=-1, keepdims=1)
+    onehot = g.op("OneHot", [best, g.const(4, "depth", np.int64), g.const([0.0, 1.0], "vals")], axis=-1)
+    k4 = g.op("Reshape", [kmat, g.const([0, 0, 0, 4, 4], "shape", np.int64)])
+    q = g.op("Squeeze", [g.op("MatMul", [onehot, k4]), g.const([-2], "ax", np.int64)])
+    q = normalise(q)
+    w = g.slice_last(q, 0, 1)
+    sign = g.op(
+        "Sub",
+        [
+            g.op("Mul", [g.op("Cast", [g.op("GreaterOrEqual", [w, g.const(0.0)])], to=FLOAT), g.const(2.0)]),
+            g.const(1.0),
+        ],
+    )
+    w = g.op("Mul", [w, sign])
+    v = g.op("Mul", [g.slice_last(q, 1, 4), sign])
+    s = g.op("Sqrt", [g.op("ReduceSum", [g.op("Mul", [v, v]), g.const([-1], "ax", np.int64)], keepdims=1)])
+    # atan2(s, w) for s, w >= 0 without Atan2: pick the well-conditioned ratio.
+    half_pi = g.const(np.pi / 2)
+    small = g.op("Atan", [g.op("Div", [s, g.op("Max", [w, eps])])])
+    large = g.op("Sub", [half_pi, g.op("Atan", [g.op("Div", [w, g.op("Max", [s, eps])])])])
+    half_angle = g.op("Where", [g.op("GreaterOrEqual", [w, s]), small, large])
+    scale = g.op(
+        "Where",
+        [
+            g.op("Greater", [s, g.const(1e-6)]),
+            g.op("Div", [g.op("Mul", [half_angle, g.const(2.0)]), g.op("Max", [s, eps])]),
+            g.op("Div", [g.const(2.0), g.op("Max", [w, eps])]),
+        ],
+    )
+    return g.op("Mul", [v, scale])
+
+
+def build_model(
+    config: ModelConfig, params: Mapping[str, np.ndarray], metadata: Mapping[str, str]
+) -> onnx.ModelProto:
+    """The chunk model, checked by ``onnx.checker``.
+
+    Parameters
+    ----------
+    config : sizes and constants
+    params : weights and normalisation constants laid out by :func:`~choreo.model.config.param_shapes`
+    metadata : ``metadata_props`` (see :meth:`engines.base.ModelSpec.to_metadata`)
+    """
+    shapes = param_shapes(config)
+    for key, shape in shapes.items():
+        if key not in params:
+            raise ParameterError(f"model weights lack {key!r}")
+        if tuple(np.shape(params[key])) != shape:
+            raise ParameterError(f"weight {key!r} must be {shape}, got {np.shape(params[key])}")
+    z_dim, n_styles = config.latent_dim, len(config.styles)
+    g = _Graph("")
+    w = {k: g.const(np.asarray(params[k], dtype=np.float32), k) for k in shapes}
+    w["vel_std"] = g.const(np.asarray(params["pose_std"][POSE_DIM - 2 :], np.float32), "vel_std")
+    w["vel_mean"] = g.const(np.asarray(params["pose_mean"][POSE_DIM - 2 :], np.float32), "vel_mean")
+
+    inputs = [
+        helper.make_tensor_value_info("music", FLOAT, ["B", "T", FEATURE_DIM]),
+        helper.make_tensor_value_info("style", FLOAT, ["B", "T", n_styles]),
+        helper.make_tensor_value_info("latent", FLOAT, ["B", "T", z_dim]),
+    ]
+    for name, shape in config.state_shapes.items():
+        inputs.append(helper.make_tensor_value_info(f"state_in_{name}", FLOAT, ["B", *shape]))
+
+    music = g.op("Div", [g.op("Sub", ["music", w["music_mean"]]), w["music_std"]])
+    slow, slow_last = _slow_latent(g, config, "latent", "state_in_latent")
+    cond = g.op("Concat", [music, "style", slow], axis=-1)
+    enc = g.op("Relu", [g.dense(cond, w["enc1_w"], w["enc1_b"])])
+    enc = g.op("Relu", [g.dense(enc, w["enc2_w"], w["enc2_b"])])
+    g1x = g.dense(enc, w["l1_wx"], w["l1_b"])
+
+    body = _scan_body(config, w)
+    state_names = ["h1", "c1", "h2", "c2", "pose", "root"]
+    scan_out = g.op(
+        "Scan",
+        [f"state_in_{n}" for n in state_names] + [g1x],
+        n_out=len(state_names) + 2,
+        body=body,
+        num_scan_inputs=1,
+        scan_input_axes=[1],
+        scan_output_axes=[1, 1],
+    )
+    for n, out in zip(state_names, scan_out[: len(state_names)], strict=True):
+        g.named("Identity", [out], f"state_out_{n}")
+    g.named("Identity", [slow_last], "state_out_latent")
+    z_all, root_xz = scan_out[len(state_names) :]
+
+    feat = g.op("Add", [g.op("Mul", [z_all, w["pose_std"]]), w["pose_mean"]])
+    sixd = g.op(
+        "Reshape", [g.slice_last(feat, 0, 6 * N_JOINTS), g.const([0, 0, N_JOINTS, 6], "shape", np.int64)]
+    )
+    aa = g.op("Reshape", [_sixd_to_axis_angle(g, sixd), g.const([0, 0, 3 * N_JOINTS], "shape", np.int64)])
+    height = g.slice_last(feat, 6 * N_JOINTS, 6 * N_JOINTS + 1)
+    root = g.op("Concat", [g.slice_last(root_xz, 0, 1), height, g.slice_last(root_xz, 1, 2)], axis=-1)
+    g.named("Concat", [aa, root], "poses", axis=-1)
+
+    outputs = [helper.make_tensor_value_info("poses", FLOAT, ["B", "T", 75])]
+    for name, shape in config.state_shapes.items():
+        outputs.append(helper.make_tensor_value_info(f"state_out_{name}", FLOAT, ["B", *shape]))
+    graph = helper.make_graph(g.nodes, "choreo_dance_chunk", inputs, outputs, initializer=g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="choreo")
+    model.ir_version = 8
+    helper.set_model_props(model, dict(metadata))
+    onnx.checker.check_model(model, full_check=True)
+    return model
