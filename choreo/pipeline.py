@@ -25,13 +25,14 @@ from choreo.generate import generate_poses, song_inputs
 from choreo.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
-from choreo.preview import write_contact_sheet
+from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import SUPPORTED_FPS, Settings, get_settings
 from choreo.styles import AUTO, STYLES, resolve_style
 from engines.base import Engine
 
 __all__ = [
     "FORMATS",
+    "PREVIEW_FORMATS",
     "RenderOptions",
     "RenderResult",
     "export_dance",
@@ -54,6 +55,9 @@ def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: M
 
 FORMATS: dict[str, Callable[[Motion, Path, Any, Mapping[str, Any]], None]] = {"bvh": _write_bvh}
 """Dance file formats by file extension, each with its writer."""
+
+PREVIEW_FORMATS = ("gif", "mp4")
+"""Animated stick-figure previews (the first seconds of the dance), to judge by eye."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,10 @@ def export_dance(
     files: dict[str, Path] = {}
     for fmt in options.formats:
         path = out_dir / f"{name}.{fmt}"
-        FORMATS[fmt](motion, path, options, provenance)
+        if fmt in PREVIEW_FORMATS:
+            write_animation(motion, features.beat_times, path)
+        else:
+            FORMATS[fmt](motion, path, options, provenance)
         files[fmt] = path
     files["png"] = write_contact_sheet(
         motion, features.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.get('style', '')})"
