@@ -1,0 +1,31 @@
+"""Post-processing of generated motion: pure steps, motion in, new motion out.
+
+One module per step: :mod:`.filtering` (zero-phase low-pass), :mod:`.joint_limits`
+(anatomical limits), :mod:`.contacts` (foot contact), :mod:`.ground` (feet on
+the floor), :mod:`.foot_pinning` (less skating), :mod:`.in_place` (no root
+travel) and :mod:`.chain` (the composed :func:`postprocess`).
+"""
+
+from choreo.postprocess.chain import postprocess
+from choreo.postprocess.filtering import lowpass_filter
+from choreo.postprocess.foot_pinning import pin_feet
+from choreo.postprocess.ground import ground_feet
+from choreo.postprocess.in_place import in_place
+from choreo.postprocess.joint_limits import (
+    SMPL_JOINT_LIMITS,
+    JointLimit,
+    clamp_joint_limits,
+    count_limit_violations,
+)
+
+__all__ = [
+    "SMPL_JOINT_LIMITS",
+    "JointLimit",
+    "clamp_joint_limits",
+    "count_limit_violations",
+    "ground_feet",
+    "in_place",
+    "lowpass_filter",
+    "pin_feet",
+    "postprocess",
+]

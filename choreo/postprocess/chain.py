@@ -1,0 +1,69 @@
+"""The post-processing chain the pipeline runs on every generated motion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from choreo.motion.motion import Motion
+from choreo.postprocess.filtering import DEFAULT_BODY_CUTOFF_HZ, DEFAULT_ROOT_CUTOFF_HZ, lowpass_filter
+from choreo.postprocess.foot_pinning import pin_feet
+from choreo.postprocess.ground import ground_feet
+from choreo.postprocess.in_place import in_place as remove_root_motion
+from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
+
+__all__ = ["postprocess"]
+
+
+def postprocess(
+    motion: Motion,
+    *,
+    smooth: bool = True,
+    body_cutoff_hz: float = DEFAULT_BODY_CUTOFF_HZ,
+    joint_cutoff_hz: Mapping[str, float] | None = None,
+    root_cutoff_hz: float | None = DEFAULT_ROOT_CUTOFF_HZ,
+    joint_limits: Mapping[str, JointLimit] | None = None,
+    clamp_limits: bool = True,
+    ground: bool = True,
+    pin_strength: float = 1.0,
+    in_place: bool = False,
+) -> Motion:
+    """Smooth, clamp to joint limits, ground and de-skate a motion, in that order.
+
+    The order matters: clamping comes after smoothing so the filter cannot push
+    a joint back out of range, and the foot steps (which move only the root)
+    come last so they see the final pose.
+
+    Parameters
+    ----------
+    motion : the raw motion; left untouched
+    smooth : run :func:`~choreo.postprocess.filtering.lowpass_filter`
+    body_cutoff_hz, joint_cutoff_hz, root_cutoff_hz : the filter's cut-offs in Hz
+    joint_limits : joint name to limit; defaults to the SMPL table
+    clamp_limits : run :func:`~choreo.postprocess.joint_limits.clamp_joint_limits`
+    ground : run :func:`~choreo.postprocess.ground.ground_feet`
+    pin_strength : float in [0, 1], share of foot sliding cancelled by
+        :func:`~choreo.postprocess.foot_pinning.pin_feet` (0 skips it)
+    in_place : finally remove the horizontal root motion
+        (:func:`~choreo.postprocess.in_place.in_place`)
+
+    Returns
+    -------
+    Motion
+        A new motion with the same fps, frame count and skeleton.
+    """
+    out = motion
+    if smooth:
+        out = lowpass_filter(
+            out, body_cutoff_hz=body_cutoff_hz, joint_cutoff_hz=joint_cutoff_hz, root_cutoff_hz=root_cutoff_hz
+        )
+    if clamp_limits:
+        out = clamp_joint_limits(out, limits=joint_limits)
+    if ground:
+        out = ground_feet(out)
+    if pin_strength > 0.0:
+        out = pin_feet(out, strength=pin_strength)
+    if in_place:
+        out = remove_root_motion(out)
+    if out is motion:
+        out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
+    return out

@@ -1,0 +1,100 @@
+"""Feet on the floor and out of it: a vertical root correction.
+
+The lowest point under the feet (each foot point's joint height minus its sole
+clearance, see :func:`~choreo.postprocess.contacts.sole_clearance_m`) is put
+on the floor, y = 0, in every frame where a foot is in contact, and never
+below it. Between contacts (jumps, kicks) the correction is interpolated, so
+the flight keeps its own shape. Only the root translation changes: the pose,
+and so every joint limit, is left as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from choreo.errors import ParameterError
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+from choreo.postprocess.contacts import (
+    ANKLE_CONTACT_HEIGHT_M,
+    TOE_CONTACT_HEIGHT_M,
+    UP_AXIS,
+    foot_point_indices,
+    point_contacts,
+    sole_clearance_m,
+)
+
+__all__ = ["GROUND_CONTACT_SPEED_M_S", "ground_feet", "sole_heights_m"]
+
+GROUND_CONTACT_SPEED_M_S = 0.5
+"""A low foot point faster than this is swinging past the floor, not standing on it."""
+
+_FLOOR_PERCENTILE = 5.0
+
+
+def sole_heights_m(motion: Motion) -> np.ndarray:
+    """Height of the sole under each foot point, ``[frames, 4]`` metres (floor at 0)."""
+    positions = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    return positions[..., UP_AXIS] - sole_clearance_m(motion.skeleton)
+
+
+def ground_feet(
+    motion: Motion,
+    *,
+    ankle_height_m: float = ANKLE_CONTACT_HEIGHT_M,
+    toe_height_m: float = TOE_CONTACT_HEIGHT_M,
+    contact_speed_m_s: float = GROUND_CONTACT_SPEED_M_S,
+) -> Motion:
+    """Shift the root vertically so the feet stand on y = 0 in contact and never sink below.
+
+    Parameters
+    ----------
+    motion : the motion to ground; left untouched
+    ankle_height_m, toe_height_m : contact heights of the ankle and toe joints
+        above the floor
+    contact_speed_m_s : float > 0, a foot point must move slower than this to be
+        in contact
+
+    Returns
+    -------
+    Motion
+        A new motion whose root height differs by a per-frame correction. The
+        floor is first estimated as a low percentile of the lowest sole
+        height (so a motion that is sunk or floats as a whole moves as a whole);
+        contact frames then have their lowest sole exactly at 0, the other
+        frames interpolate the correction of the neighbouring contacts, raised
+        where needed so no sole is ever below 0.
+
+    Raises
+    ------
+    ParameterError
+        If a height or speed is not positive.
+    """
+    if not np.isfinite(contact_speed_m_s) or contact_speed_m_s <= 0:
+        raise ParameterError(f"contact_speed_m_s must be positive, got {contact_speed_m_s}")
+    root = motion.root_translation.astype(np.float64, copy=True)
+    if motion.n_frames == 0:
+        return motion.replace(root_translation=root, rotations=motion.rotations.copy())
+
+    soles = sole_heights_m(motion)
+    lowest = soles.min(axis=1)
+    floor_shift = -float(np.percentile(lowest, _FLOOR_PERCENTILE))
+
+    joints = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    joints[..., UP_AXIS] += floor_shift
+    contact = point_contacts(
+        joints,
+        motion.fps,
+        ankle_height_m=ankle_height_m,
+        toe_height_m=toe_height_m,
+        max_speed_m_s=contact_speed_m_s,
+    ).any(axis=1)
+
+    frames = np.arange(motion.n_frames)
+    if np.any(contact):
+        shift = np.interp(frames, frames[contact], -lowest[contact])
+    else:
+        shift = np.full(motion.n_frames, -lowest.min())
+    shift = np.maximum(shift, -lowest)
+    root[:, UP_AXIS] += shift
+    return motion.replace(root_translation=root, rotations=motion.rotations.copy())
