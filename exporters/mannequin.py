@@ -44,8 +44,8 @@ _BONE_RADIUS_M = {
     "left_ankle": 0.055,
     "right_ankle": 0.055,
     "spine3": 0.125,
-    "left_foot": 0.04,
-    "right_foot": 0.04,
+    "left_foot": 0.032,
+    "right_foot": 0.032,
     "neck": 0.11,
     "left_collar": 0.06,
     "right_collar": 0.06,
@@ -67,8 +67,8 @@ _TIP_SIZE_M = {
     "head": (0.1, 0.1),
     "left_hand": (0.08, 0.03),
     "right_hand": (0.08, 0.03),
-    "left_foot": (0.05, 0.025),
-    "right_foot": (0.05, 0.025),
+    "left_foot": (0.05, 0.02),
+    "right_foot": (0.05, 0.02),
 }
 _DEFAULT_TIP = (0.05, 0.03)
 

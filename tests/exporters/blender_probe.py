@@ -1,0 +1,73 @@
+"""Import dance files into Blender and report what Blender sees (runs inside .blender-venv).
+
+This script is not a test module: the Blender tests run it with the Python of the
+``.blender-venv`` (PyPI ``bpy``, which cannot share the project's venv because it pins
+numpy<2) and compare its report with our own forward kinematics in the main venv.
+
+Usage: ``python blender_probe.py REQUEST.json REPORT.json``
+
+The request is ``{"jobs": [{"path", "format", "fps", "frames", "options"}, ...]}`` where
+``format`` is ``bvh``, ``fbx`` or ``glb``, ``frames`` are the Blender frames to sample and
+``options`` are extra keyword arguments for the importer. For each job, in a fresh empty
+scene whose frame rate is ``fps``, the file is imported with Blender's own importer and
+the report gets:
+
+* ``armatures``: how many armature objects the import made;
+* ``bones``: the armature's bone names;
+* ``frame_range``: the first and last keyed frame of the armature's action;
+* ``scene_fps``: the scene's frame rate after the import;
+* ``heads``: for each sampled frame, the world-space head of every pose bone,
+  ``[frames][bones][3]`` in Blender's Z-up metres.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import bpy
+
+IMPORTERS = {
+    "bvh": lambda path, **kw: bpy.ops.import_anim.bvh(filepath=path, **kw),
+    "fbx": lambda path, **kw: bpy.ops.import_scene.fbx(filepath=path, **kw),
+    "glb": lambda path, **kw: bpy.ops.import_scene.gltf(filepath=path, **kw),
+}
+
+
+def probe(job: dict) -> dict:
+    """Import one file into an empty scene and measure its armature."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = int(job["fps"])
+    scene.render.fps_base = 1.0
+    result = IMPORTERS[job["format"]](job["path"], **job.get("options", {}))
+    if "FINISHED" not in result:
+        raise RuntimeError(f"Blender could not import {job['path']}: {result}")
+    armatures = [obj for obj in scene.objects if obj.type == "ARMATURE"]
+    report: dict = {"armatures": len(armatures), "scene_fps": scene.render.fps / scene.render.fps_base}
+    if len(armatures) != 1:
+        return report
+    armature = armatures[0]
+    animation = armature.animation_data
+    action = animation.action if animation else None
+    report["bones"] = [bone.name for bone in armature.data.bones]
+    report["frame_range"] = list(action.frame_range) if action else None
+    heads = []
+    for frame in job["frames"]:
+        scene.frame_set(int(frame))
+        world = armature.matrix_world
+        heads.append([list(world @ armature.pose.bones[name].head) for name in report["bones"]])
+    report["heads"] = heads
+    return report
+
+
+def main(request_path: str, report_path: str) -> int:
+    request = json.loads(Path(request_path).read_text())
+    reports = [probe(job) for job in request["jobs"]]
+    Path(report_path).write_text(json.dumps({"blender": bpy.app.version_string, "jobs": reports}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,150 @@
+"""Blender, a reader we did not write, imports our GLB/BVH/FBX files and sees our dance.
+
+Blender comes from PyPI (``bpy``) in its own venv, ``.blender-venv`` at the repository
+root, because ``bpy`` pins numpy<2. The session fixture builds that venv where it is
+missing (``python3.11 -m venv`` and ``pip install bpy==BPY_VERSION``, about 20 s with
+a warm pip cache). Each test writes a file, has ``blender_probe.py`` import it with
+Blender's own importer in a subprocess, and compares the bone count, the keyed frame
+range and the world position of every bone's head at sampled frames with
+:func:`choreo.motion.kinematics.joint_positions`, within 1 mm.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
+from exporters.gltf import write_glb
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BLENDER_VENV = REPO_ROOT / ".blender-venv"
+BPY_VERSION = "5.0.1"  # the newest bpy on PyPI built for Python 3.11
+BLENDER_PYTHON_BUILD = "python3.11"
+PROBE = Path(__file__).with_name("blender_probe.py")
+TOLERANCE_M = 1e-3
+
+
+def _venv_python() -> Path:
+    return BLENDER_VENV / "bin" / "python"
+
+
+def _bpy_ready(marker: Path) -> bool:
+    if not marker.exists() or not _venv_python().exists():
+        return False
+    probe = subprocess.run([_venv_python(), "-c", "import bpy"], capture_output=True, timeout=120)
+    return probe.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def blender_python() -> Path:
+    """The Python of ``.blender-venv`` with ``bpy`` importable, built here if missing."""
+    marker = BLENDER_VENV / f".choreo-bpy-{BPY_VERSION}"
+    BLENDER_VENV.mkdir(exist_ok=True)
+    with open(BLENDER_VENV / ".build-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time, if tests run in parallel
+        if not _bpy_ready(marker):
+            base = shutil.which(BLENDER_PYTHON_BUILD)
+            if base is None:
+                pytest.fail(
+                    f"{BLENDER_PYTHON_BUILD} is needed to build {BLENDER_VENV} (bpy wheels need 3.11)"
+                )
+            steps = [
+                [base, "-m", "venv", str(BLENDER_VENV)],
+                [str(_venv_python()), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                 f"bpy=={BPY_VERSION}"],
+            ]  # fmt: skip
+            for step in steps:
+                done = subprocess.run(step, capture_output=True, text=True, timeout=1200)
+                if done.returncode != 0:
+                    pytest.fail(f"building {BLENDER_VENV} failed at {' '.join(step)}:\n{done.stderr[-4000:]}")
+            marker.touch()
+    return _venv_python()
+
+
+def run_probe(blender_python: Path, jobs: list[dict], workdir: Path) -> list[dict]:
+    """Run ``blender_probe.py`` on ``jobs`` and return its report per job."""
+    request, report = workdir / "probe_request.json", workdir / "probe_report.json"
+    request.write_text(json.dumps({"jobs": jobs}))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run(
+        [str(blender_python), str(PROBE), str(request), str(report)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=workdir,
+    )
+    assert done.returncode == 0, f"Blender probe failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return json.loads(report.read_text())["jobs"]
+
+
+def to_blender(points_y_up: np.ndarray) -> np.ndarray:
+    """Y-up (glTF, BVH, SMPL) to Blender's Z-up, as the importers convert: (x, y, z) -> (x, -z, y)."""
+    return np.stack([points_y_up[..., 0], -points_y_up[..., 2], points_y_up[..., 1]], axis=-1)
+
+
+def dance_motion(rng: np.random.Generator, n_frames: int, fps: float) -> Motion:
+    """A smooth, wide-ranging synthetic dance: every joint swings up to about 1.2 rad,
+    the root turns more than a full circle and travels, so that sign flips,
+    large angles and root motion are all exercised."""
+    t = np.arange(n_frames) / fps
+    freqs = rng.uniform(0.2, 1.5, size=(3, 24, 3))
+    phases = rng.uniform(0, 2 * np.pi, size=(3, 24, 3))
+    amps = rng.uniform(0.1, 0.4, size=(3, 24, 3))
+    rotations = np.sum(
+        amps[:, None] * np.sin(2 * np.pi * freqs[:, None] * t[None, :, None, None] + phases[:, None]), 0
+    )
+    rotations[:, 0] = 0.3 * rotations[:, 0]
+    rotations[:, 0, 1] += np.linspace(0.0, 2.5 * np.pi, n_frames)  # root turns about Y
+    root = np.stack(
+        [0.5 * np.sin(0.3 * t), REST_PELVIS_HEIGHT_M + 0.05 * np.sin(4 * t), 0.4 * np.cos(0.2 * t)], 1
+    )
+    return Motion(fps=fps, root_translation=root, rotations=rotations)
+
+
+def sampled_frames(rng: np.random.Generator, n_frames: int, count: int = 10) -> np.ndarray:
+    """The first and last frame plus ``count`` others, ascending."""
+    middle = rng.choice(np.arange(1, n_frames - 1), size=count, replace=False)
+    return np.unique(np.concatenate([[0, n_frames - 1], middle]))
+
+
+def check_heads(report: dict, motion: Motion, frames: np.ndarray, names: tuple[str, ...]) -> None:
+    """Every joint's head in Blender agrees with our forward kinematics within 1 mm."""
+    expected = to_blender(joint_positions(motion)[frames])  # [F, J, 3]
+    index = {name: i for i, name in enumerate(report["bones"])}
+    missing = [name for name in names if name not in index]
+    assert not missing, f"Blender has no bones called {missing}; it has {report['bones']}"
+    measured = np.asarray(report["heads"])[:, [index[name] for name in names]]
+    error = np.linalg.norm(measured - expected, axis=-1)
+    worst = np.unravel_index(np.argmax(error), error.shape)
+    assert error.max() < TOLERANCE_M, (
+        f"joint {names[worst[1]]!r} at motion frame {frames[worst[0]]} is {error.max() * 1000:.2f} mm off"
+        f" (Blender {measured[worst]}, ours {expected[worst]})"
+    )
+
+
+@pytest.mark.parametrize("fps", [30, 60])
+def test_blender_imports_glb_smpl(blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int):
+    motion = dance_motion(rng, n_frames=3 * fps, fps=fps)
+    path = write_glb(motion, tmp_path / "dance.glb", rig="smpl", provenance={"seed": 3})
+    frames = sampled_frames(rng, motion.n_frames)
+    # Blender's glTF importer keys time t at frame t * scene fps, from frame 0.
+    (report,) = run_probe(
+        blender_python,
+        [{"path": str(path), "format": "glb", "fps": fps, "frames": frames.tolist(), "options": {}}],
+        tmp_path,
+    )
+    assert report["armatures"] == 1
+    assert len(report["bones"]) == 24
+    assert report["frame_range"] == [0.0, float(motion.n_frames - 1)]
+    check_heads(report, motion, frames, motion.skeleton.names)
