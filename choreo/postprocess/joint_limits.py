@@ -95,10 +95,10 @@ def _ball(twist_deg: float, swing1_deg: tuple[float, float], swing2_deg: tuple[f
 # limits catch impossible poses (a knee or elbow bent backwards, a head turned around),
 # not merely unusual ones. Swing axes are given in SMPL's rest frame (Y up, +X left, +Z front).
 SMPL_JOINT_LIMITS: Mapping[str, JointLimit] = {
-    # Hips: bone points down. swing1 about X is flexion (+ lifts the thigh forward),
+    # Hips: bone points down. swing1 about X: negative lifts the thigh forward (flexion),
     # swing2 about Z is abduction. Twist is internal/external rotation.
-    "left_hip": _ball(70, (-60, 170), (-90, 90)),
-    "right_hip": _ball(70, (-60, 170), (-90, 90)),
+    "left_hip": _ball(70, (-170, 60), (-90, 90)),
+    "right_hip": _ball(70, (-170, 60), (-90, 90)),
     # Knees: hinge about X, positive bends the shin backwards (flexion), never the other way.
     "left_knee": _ball(40, (-5, 160), (-20, 20)),
     "right_knee": _ball(40, (-5, 160), (-20, 20)),

@@ -1,0 +1,46 @@
+"""The composed post-processing on a jittery motion: smooth, within limits, on the floor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
+from choreo.postprocess import count_limit_violations, postprocess
+from choreo.postprocess.ground import sole_heights_m
+
+
+def _jittery(rng: np.random.Generator, n_frames: int = 300) -> Motion:
+    drift = np.cumsum(rng.normal(scale=0.03, size=(n_frames, 24, 3)), axis=0)
+    rotations = 0.5 * drift / (1 + np.abs(drift)) + rng.normal(scale=0.05, size=(n_frames, 24, 3))
+    rotations[:, 4, 0] -= 0.6  # left knee bent backwards: must be clamped
+    root = np.zeros((n_frames, 3))
+    root[:, 1] = REST_PELVIS_HEIGHT_M - 0.2 + rng.normal(scale=0.01, size=n_frames)
+    root[:, 0] = np.cumsum(rng.normal(scale=0.01, size=n_frames))
+    return Motion(30.0, root, rotations)
+
+
+def _jerk(values: np.ndarray) -> float:
+    return float(np.mean(np.abs(np.diff(values, n=3, axis=0))))
+
+
+def test_postprocess_smooths_clamps_and_grounds(rng: np.random.Generator) -> None:
+    motion = _jittery(rng)
+    before = motion.to_array()
+    out = postprocess(motion)
+    np.testing.assert_array_equal(motion.to_array(), before)
+    assert out.n_frames == motion.n_frames and out.fps == motion.fps
+    assert count_limit_violations(motion) > 0
+    assert count_limit_violations(out) == 0
+    soles = sole_heights_m(out).min(axis=1)
+    assert soles.min() >= -1e-9
+    assert np.mean(soles < 1e-6) > 0.3  # standing a good share of the time
+    assert np.mean(soles < 0.03) > 0.9  # and never far above the floor
+    assert _jerk(out.rotations) < 0.2 * _jerk(motion.rotations)
+
+
+def test_postprocess_in_place_and_all_steps_off(rng: np.random.Generator) -> None:
+    motion = _jittery(rng, n_frames=60)
+    np.testing.assert_array_equal(postprocess(motion, in_place=True).root_translation[:, [0, 2]], 0.0)
+    off = postprocess(motion, smooth=False, clamp_limits=False, ground=False, pin_strength=0.0)
+    np.testing.assert_array_equal(off.to_array(), motion.to_array())
+    assert off.root_translation is not motion.root_translation

@@ -1,0 +1,61 @@
+"""Feet on the floor: sunk or floating motions are moved onto it, jumps keep their height."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from choreo.errors import ParameterError
+from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
+from choreo.postprocess import ground_feet
+from choreo.postprocess.ground import sole_heights_m
+
+
+def test_rest_pose_stands_on_the_floor(standing: Callable[..., Motion]) -> None:
+    np.testing.assert_allclose(sole_heights_m(standing(1)).min(), 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("offset_m", [-0.10, 0.20])
+def test_sunk_or_floating_motion_is_moved_onto_the_floor(
+    standing: Callable[..., Motion], offset_m: float
+) -> None:
+    motion = standing(60, height_m=REST_PELVIS_HEIGHT_M + offset_m)
+    before = motion.root_translation.copy()
+    grounded = ground_feet(motion)
+    np.testing.assert_array_equal(motion.root_translation, before)  # input untouched
+    np.testing.assert_allclose(grounded.root_translation[:, 1], REST_PELVIS_HEIGHT_M, atol=1e-9)
+    np.testing.assert_allclose(sole_heights_m(grounded).min(axis=1), 0.0, atol=1e-9)
+    toe = joint_positions(grounded)[:, SMPL.index("left_foot"), 1]
+    np.testing.assert_allclose(toe, toe[0])
+    assert 0.0 < toe[0] < 0.05
+
+
+def test_jump_keeps_its_height_and_contacts_touch(standing: Callable[..., Motion]) -> None:
+    motion = standing(120, height_m=REST_PELVIS_HEIGHT_M - 0.10)
+    t = np.arange(120)
+    flight = (t >= 40) & (t < 70)
+    jump_m = np.where(flight, 0.4 * np.sin(np.pi * (t - 40) / 30), 0.0)
+    root = motion.root_translation.copy()
+    root[:, 1] += jump_m
+    grounded = ground_feet(motion.replace(root_translation=root))
+    lowest = sole_heights_m(grounded).min(axis=1)
+    np.testing.assert_allclose(lowest[~flight], 0.0, atol=1e-9)
+    np.testing.assert_allclose(lowest[flight], jump_m[flight], atol=1e-9)
+
+
+def test_never_below_the_floor_even_in_flight(standing: Callable[..., Motion]) -> None:
+    # Contacts at both ends sit at different depths; the interpolated correction
+    # between them would leave a dip in the middle underground without the floor rule.
+    motion = standing(90)
+    root = motion.root_translation.copy()
+    root[:, 1] += np.linspace(0.0, 0.3, 90)
+    root[30:60, 1] -= 0.25
+    grounded = ground_feet(motion.replace(root_translation=root))
+    assert sole_heights_m(grounded).min() >= -1e-12
+
+
+def test_bad_speed_is_named(standing: Callable[..., Motion]) -> None:
+    with pytest.raises(ParameterError, match="contact_speed_m_s"):
+        ground_feet(standing(5), contact_speed_m_s=0.0)
