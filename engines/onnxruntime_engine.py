@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from choreo.errors import EngineError
-from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec, check_chunk
+from engines.base import (
+    CONDITIONING_INPUTS,
+    POSES_OUTPUT,
+    STATE_IN_PREFIX,
+    STATE_OUT_PREFIX,
+    ModelSpec,
+    check_chunk,
+)
 
 __all__ = ["OnnxRuntimeEngine"]
 
@@ -16,7 +23,13 @@ State = dict[str, np.ndarray]
 
 
 class OnnxRuntimeEngine:
-    """Runs the chunk graph with ONNX Runtime; state stays in host memory."""
+    """Runs the chunk graph with ONNX Runtime; state stays in host memory.
+
+    Parameters
+    ----------
+    model_path : the ONNX chunk model (fp32, or an fp16 / int8 conversion with float32 I/O)
+    threads : intra-op threads; the machine's cores shared with the rest of the worker
+    """
 
     name = "onnxruntime"
 
@@ -28,6 +41,7 @@ class OnnxRuntimeEngine:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             self._session = ort.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
@@ -36,6 +50,7 @@ class OnnxRuntimeEngine:
             raise EngineError(f"cannot load model {model_path}: {exc}") from exc
         self.spec = ModelSpec.from_metadata(self._session.get_modelmeta().custom_metadata_map)
         self._state_names = list(self.spec.state_shapes)
+        self._outputs = [POSES_OUTPUT] + [STATE_OUT_PREFIX + name for name in self._state_names]
 
     def initial_state(self, batch: int) -> State:
         """Zeros for every state tensor: the start of ``batch`` dances."""
@@ -45,16 +60,25 @@ class OnnxRuntimeEngine:
         }
 
     def run(self, inputs: Mapping[str, np.ndarray], state: State) -> tuple[np.ndarray, State]:
-        """Run one chunk of ``T`` frames for ``B`` sequences."""
-        check_chunk(inputs, self.spec)
-        feeds = {
-            name: np.ascontiguousarray(inputs[name], dtype=np.float32)
-            for name in ("music", "style", "latent")
-        }
-        feeds.update({STATE_IN_PREFIX + name: state[name] for name in self._state_names})
-        outputs = [POSES_OUTPUT] + [STATE_OUT_PREFIX + name for name in self._state_names]
+        """Run one chunk of ``T`` frames for ``B`` sequences.
+
+        Raises
+        ------
+        EngineError
+            When an input or state tensor has the wrong shape, or ONNX Runtime fails.
+        """
+        batch, _ = check_chunk(inputs, self.spec)
+        feeds = {name: np.ascontiguousarray(inputs[name], dtype=np.float32) for name in CONDITIONING_INPUTS}
+        for name in self._state_names:
+            if name not in state:
+                raise EngineError(f"state {name!r} is missing")
+            value = np.ascontiguousarray(state[name], dtype=np.float32)
+            expected = (batch, *self.spec.state_shapes[name])
+            if value.shape != expected:
+                raise EngineError(f"state {name!r} must be {expected}, got {value.shape}")
+            feeds[STATE_IN_PREFIX + name] = value
         try:
-            poses, *new_state = self._session.run(outputs, feeds)
+            poses, *new_state = self._session.run(self._outputs, feeds)
         except Exception as exc:
             raise EngineError(f"ONNX Runtime failed on a chunk: {exc}") from exc
         return poses, dict(zip(self._state_names, new_state, strict=True))

@@ -1,0 +1,127 @@
+"""Engine settings, read from ``CHOREO_ENGINE_*`` environment variables.
+
+Which backend runs the model, how many songs a GPU worker batches, and how
+TensorRT engines are built and cached. The model file itself comes from
+:class:`choreo.settings.Settings` (``CHOREO_MODEL_PATH``) unless overridden here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "BACKEND_CHOICES",
+    "PRECISIONS",
+    "EngineSettings",
+    "ShapeProfile",
+    "get_engine_settings",
+]
+
+BACKEND_CHOICES = ("auto", "tensorrt", "torch-cuda", "onnxruntime")
+PRECISIONS = ("fp32", "fp16", "int8")
+
+
+class ShapeProfile(BaseModel):
+    """A TensorRT optimisation profile in batch x frames.
+
+    Parameters
+    ----------
+    min, opt, max : ``(batch, frames)`` pairs; every engine call must lie between
+        ``min`` and ``max`` in both numbers, and ``opt`` is the shape kernels are tuned for.
+    """
+
+    min: tuple[int, int]
+    opt: tuple[int, int]
+    max: tuple[int, int]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ShapeProfile:
+        for axis, label in ((0, "batch"), (1, "frames")):
+            lo, mid, hi = self.min[axis], self.opt[axis], self.max[axis]
+            if not 1 <= lo <= mid <= hi:
+                raise ValueError(
+                    f"profile {label} must satisfy 1 <= min <= opt <= max, got {lo}, {mid}, {hi}"
+                )
+        return self
+
+    def contains(self, batch: int, frames: int) -> bool:
+        """Whether a chunk of ``batch`` x ``frames`` can run under this profile."""
+        return self.min[0] <= batch <= self.max[0] and self.min[1] <= frames <= self.max[1]
+
+
+def _default_profiles() -> dict[str, ShapeProfile]:
+    return {
+        # The real-time profile of a published TensorRT LSTM dance deployment.
+        "realtime": ShapeProfile(min=(1, 16), opt=(4, 64), max=(8, 128)),
+        # Offline rendering: many songs in flight per call.
+        "offline": ShapeProfile(min=(1, 16), opt=(64, 128), max=(256, 128)),
+    }
+
+
+class EngineSettings(BaseSettings):
+    """How the process's engine is chosen, built and fed."""
+
+    model_config = SettingsConfigDict(env_prefix="CHOREO_ENGINE_", extra="ignore")
+
+    backend: Literal["auto", "tensorrt", "torch-cuda", "onnxruntime"] = Field(
+        default="auto",
+        description="Backend to load; 'auto' takes TensorRT, then torch-cuda, then ONNX Runtime.",
+    )
+    model_path: Path | None = Field(
+        default=None, description="ONNX model; None means CHOREO_MODEL_PATH from the main settings."
+    )
+    precision: Literal["fp32", "fp16", "int8"] = Field(
+        default="fp16", description="TensorRT precision (written into the ONNX graph before the build)."
+    )
+    profile: str = Field(
+        default="offline", description="Name of the TensorRT shape profile the worker loads."
+    )
+    profiles: dict[str, ShapeProfile] = Field(
+        default_factory=_default_profiles, description="TensorRT shape profiles by name (JSON in the env)."
+    )
+    cache_dir: Path = Field(
+        default=Path.home() / ".cache" / "choreo" / "engines",
+        description="Where built TensorRT engines, the timing cache and converted ONNX models are kept.",
+    )
+    workspace_mib: int = Field(default=2048, ge=64, description="TensorRT builder workspace limit.")
+    slots: int = Field(default=2, ge=1, le=16, description="Concurrent TensorRT contexts (one stream each).")
+    device: int = Field(default=0, ge=0, description="CUDA device ordinal.")
+    torch_dtype: Literal["fp16", "fp32"] = Field(default="fp16", description="torch-cuda compute precision.")
+    cuda_graphs: bool = Field(default=True, description="torch-cuda: replay CUDA graphs per shape bucket.")
+    max_batch: int = Field(default=64, ge=1, le=1024, description="Songs per engine call in the batcher.")
+    ort_threads: int | None = Field(
+        default=None, ge=1, description="ONNX Runtime threads; None means CHOREO_ENGINE_THREADS."
+    )
+
+    @model_validator(mode="after")
+    def _known_profile(self) -> EngineSettings:
+        if self.profile not in self.profiles:
+            raise ValueError(f"unknown engine profile {self.profile!r}; known: {sorted(self.profiles)}")
+        return self
+
+    def resolved_model_path(self) -> Path:
+        """The ONNX model to load: this setting, else the main settings' ``model_path``."""
+        if self.model_path is not None:
+            return self.model_path
+        from choreo.settings import get_settings
+
+        return get_settings().model_path
+
+    def resolved_ort_threads(self) -> int:
+        """Threads for ONNX Runtime: this setting, else the main settings' ``engine_threads``."""
+        if self.ort_threads is not None:
+            return self.ort_threads
+        from choreo.settings import get_settings
+
+        return get_settings().engine_threads
+
+
+@lru_cache
+def get_engine_settings() -> EngineSettings:
+    """The process's engine settings, read once from the environment."""
+    return EngineSettings()
