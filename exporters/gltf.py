@@ -18,7 +18,6 @@ is written in well under a second.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import struct
 from collections.abc import Mapping
@@ -30,14 +29,15 @@ import numpy as np
 from choreo import __version__
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, mat_to_quat
-from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
+from choreo.motion.rotations import mat_to_quat
 from exporters.mannequin import Mannequin, build_mannequin
+from exporters.provenance import Provenance
+from exporters.rigs import RIG_NAMES, Rig, get_rig
 
 __all__ = ["GLB_RIGS", "write_glb"]
 
-GLB_RIGS = ("smpl", "mixamo")
-"""Rig names :func:`write_glb` accepts."""
+GLB_RIGS = RIG_NAMES
+"""Rig names :func:`write_glb` accepts (those of :mod:`exporters.rigs`)."""
 
 _GLB_MAGIC = 0x46546C67  # "glTF"
 _CHUNK_JSON = 0x4E4F534A  # "JSON"
@@ -52,26 +52,14 @@ _ELEMENT_ARRAY_BUFFER = 34963
 _TRIANGLES = 4
 
 _MANNEQUIN_COLOUR = [0.72, 0.6, 0.48, 1.0]  # linear RGBA, a light wood
-_REST_ROOT_M = (0.0, REST_PELVIS_HEIGHT_M, 0.0)  # the root in the rest (bind) pose: feet on the floor
-
-
-@dataclasses.dataclass(frozen=True)
-class _RigLayout:
-    """How the SMPL joints appear in the file: names and rest frame orientations.
-
-    ``orientations[j]`` is joint j's world frame in the rest pose (identity for SMPL).
-    """
-
-    names: tuple[str, ...]
-    orientations: np.ndarray
 
 
 def write_glb(
     motion: Motion,
     path: str | Path,
     *,
-    rig: str = "smpl",
-    provenance: Mapping[str, Any] | None = None,
+    rig: str | Rig = "smpl",
+    provenance: Provenance | Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``motion`` as a binary glTF 2.0 file with a skinned, animated mannequin.
 
@@ -79,9 +67,12 @@ def write_glb(
     ----------
     motion : the dance, on the SMPL skeleton, at least one frame
     path : where to write the ``.glb``; its folder must exist
-    rig : ``"smpl"`` (SMPL joint names, frames aligned with the world) or
-        ``"mixamo"`` (Mixamo bone names and rest orientations, for retargeting)
-    provenance : JSON-serialisable facts about the dance, stored in ``asset.extras``
+    rig : ``"smpl"`` (SMPL joint names, joint axes aligned with the world),
+        ``"mixamo"`` (Mixamo bone names and bone axes, for retargeting) or a
+        :class:`~exporters.rigs.Rig`. glTF is always in metres, whatever the
+        rig's default units.
+    provenance : a :class:`~exporters.provenance.Provenance` or a mapping of
+        JSON-serialisable facts about the dance, stored in ``asset.extras``
 
     Returns
     -------
@@ -97,28 +88,23 @@ def write_glb(
         The file cannot be written.
     """
     path = Path(path)
-    layout = _rig_layout(rig, motion)
+    rig = rig if isinstance(rig, Rig) else get_rig(rig, motion.skeleton)
     _check_motion(motion)
     extras = _provenance_extras(provenance)
 
     mannequin = build_mannequin(
-        motion.skeleton, root_position_m=_REST_ROOT_M, joint_orientations=layout.orientations
+        rig.skeleton,
+        root_position_m=tuple(rig.rest_root_position_m()),
+        joint_orientations=rig.bone_frames,
     )
     builder = _GlbBuilder()
-    document = _document(motion, layout, mannequin, builder, extras)
+    document = _document(motion, rig, mannequin, builder, extras)
     data = builder.glb(document)
     try:
         path.write_bytes(data)
     except OSError as exc:
         raise ExportError(f"cannot write glTF file {path}: {exc.strerror or exc}") from exc
     return path
-
-
-def _rig_layout(rig: str, motion: Motion) -> _RigLayout:
-    if rig not in GLB_RIGS:
-        raise ParameterError(f"unknown rig {rig!r} for glTF; choose one of {', '.join(GLB_RIGS)}")
-    n = motion.skeleton.n_joints
-    return _RigLayout(names=tuple(motion.skeleton.names), orientations=np.tile(np.eye(3), (n, 1, 1)))
 
 
 def _check_motion(motion: Motion) -> None:
@@ -128,9 +114,11 @@ def _check_motion(motion: Motion) -> None:
         raise ParameterError("motion has non-finite rotations or root translations; cannot write glTF")
 
 
-def _provenance_extras(provenance: Mapping[str, Any] | None) -> dict[str, Any]:
+def _provenance_extras(provenance: Provenance | Mapping[str, Any] | None) -> dict[str, Any]:
     if provenance is None:
         return {}
+    if isinstance(provenance, Provenance):
+        return provenance.to_dict()
     if not isinstance(provenance, Mapping):
         raise ParameterError(f"provenance must be a mapping, got {type(provenance).__name__}")
     try:
@@ -139,18 +127,13 @@ def _provenance_extras(provenance: Mapping[str, Any] | None) -> dict[str, Any]:
         raise ParameterError(f"provenance cannot be stored as glTF extras (JSON): {exc}") from exc
 
 
-def _local_quaternions(motion: Motion, orientations: np.ndarray) -> np.ndarray:
+def _local_quaternions(motion: Motion, rig: Rig) -> np.ndarray:
     """Local rotations of the rig's nodes, ``[frames, joints, 4]`` (x, y, z, w), float64.
 
-    A rig joint's world frame is the SMPL world rotation applied to its rest frame
-    ``O_j``, so its rotation relative to its parent node is ``O_p^T R_j O_j`` (the root:
-    ``R_0 O_0``). Signs are chosen so that neighbouring frames have a positive dot
-    product: LINEAR interpolation then follows the short arc in every reader.
+    Signs are chosen so that neighbouring frames have a positive dot product:
+    LINEAR interpolation (slerp) then follows the short arc in every reader.
     """
-    local = aa_to_mat(motion.rotations)
-    parent_frames = np.stack([np.eye(3) if p < 0 else orientations[p] for p in motion.skeleton.parents])
-    rig_local = np.swapaxes(parent_frames, -1, -2)[None] @ local @ orientations[None]
-    quat = mat_to_quat(rig_local)
+    quat = mat_to_quat(rig.local_rotations(motion))
     if quat.shape[0] > 1:
         flips = np.cumprod(np.where(np.sum(quat[1:] * quat[:-1], axis=-1) < 0.0, -1.0, 1.0), axis=0)
         quat[1:] *= flips[..., None]
@@ -159,25 +142,23 @@ def _local_quaternions(motion: Motion, orientations: np.ndarray) -> np.ndarray:
 
 def _document(
     motion: Motion,
-    layout: _RigLayout,
+    rig: Rig,
     mannequin: Mannequin,
     builder: _GlbBuilder,
     extras: dict[str, Any],
 ) -> dict[str, Any]:
-    skeleton = motion.skeleton
+    skeleton = rig.skeleton
     n_joints = skeleton.n_joints
-    parents = skeleton.parents
-    orientations = layout.orientations
 
-    # Nodes: the joints (index = joint index), then the mesh node.
+    # Nodes: the joints (index = joint index), then the mesh node. The root hangs in
+    # the scene, whose axes are the world's, so its rest translation is in world axes.
     nodes: list[dict[str, Any]] = []
-    rest_root = np.asarray(_REST_ROOT_M)
+    offsets = rig.rest_offsets_m()
+    offsets[0] = rig.rest_root_position_m()
+    rest_rotations = rig.rest_local_rotations()
     for j in range(n_joints):
-        p = parents[j]
-        parent_frame = np.eye(3) if p < 0 else orientations[p]
-        offset = rest_root if p < 0 else skeleton.offsets[j]
-        rest_rotation = parent_frame.T @ orientations[j]
-        node: dict[str, Any] = {"name": layout.names[j], "translation": _floats(parent_frame.T @ offset)}
+        node: dict[str, Any] = {"name": rig.joint_names[j], "translation": _floats(offsets[j])}
+        rest_rotation = rest_rotations[j]
         if not np.allclose(rest_rotation, np.eye(3), atol=1e-12):
             node["rotation"] = _floats(mat_to_quat(rest_rotation))
         children = skeleton.children(j)
@@ -217,10 +198,9 @@ def _document(
     # Animation: one shared time input; a rotation sampler per joint, a translation for the root.
     times = (np.arange(motion.n_frames, dtype=np.float64) / motion.fps).astype(np.float32)
     time_accessor = builder.accessor(times, "SCALAR", bounds=True)
-    quats = _local_quaternions(motion, orientations).astype(np.float32)
+    quats = _local_quaternions(motion, rig).astype(np.float32)
     rotation_accessors = builder.accessor_series(np.ascontiguousarray(np.swapaxes(quats, 0, 1)), "VEC4")
-    root_parent = np.eye(3)  # the root node sits in the scene, whose frame is the world
-    translation = (motion.root_translation @ root_parent).astype(np.float32)
+    translation = rig.root_positions_m(motion).astype(np.float32)
     translation_accessor = builder.accessor(translation, "VEC3")
     samplers = [
         {"input": time_accessor, "output": acc, "interpolation": "LINEAR"} for acc in rotation_accessors

@@ -25,6 +25,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.gltf import write_glb
+from exporters.rigs import RIG_NAMES, get_rig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BLENDER_VENV = REPO_ROOT / ".blender-venv"
@@ -133,12 +134,15 @@ def check_heads(report: dict, motion: Motion, frames: np.ndarray, names: tuple[s
     )
 
 
+@pytest.mark.parametrize("rig", RIG_NAMES)
 @pytest.mark.parametrize("fps", [30, 60])
-def test_blender_imports_glb_smpl(blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int):
+def test_blender_imports_glb(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int, rig: str
+):
     motion = dance_motion(rng, n_frames=3 * fps, fps=fps)
-    path = write_glb(motion, tmp_path / "dance.glb", rig="smpl", provenance={"seed": 3})
+    path = write_glb(motion, tmp_path / "dance.glb", rig=rig)
     frames = sampled_frames(rng, motion.n_frames)
-    # Blender's glTF importer keys time t at frame t * scene fps, from frame 0.
+    # Blender's glTF importer keys time t at frame t * (scene fps), from frame 0.
     (report,) = run_probe(
         blender_python,
         [{"path": str(path), "format": "glb", "fps": fps, "frames": frames.tolist(), "options": {}}],
@@ -147,4 +151,4 @@ def test_blender_imports_glb_smpl(blender_python: Path, tmp_path: Path, rng: np.
     assert report["armatures"] == 1
     assert len(report["bones"]) == 24
     assert report["frame_range"] == [0.0, float(motion.n_frames - 1)]
-    check_heads(report, motion, frames, motion.skeleton.names)
+    check_heads(report, motion, frames, get_rig(rig).joint_names)

@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 
 from choreo.errors import ExportError, ParameterError
+from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, quat_to_mat
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.gltf import GLB_RIGS, write_glb
+from exporters.provenance import Provenance
+from exporters.rigs import MIXAMO_NAMES, get_rig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR_DIR = REPO_ROOT / "tools" / "gltf-validator"
@@ -161,8 +164,51 @@ def test_document_holds_skeleton_skin_animation_and_provenance(tmp_path, rng):
     np.testing.assert_allclose(times, np.arange(motion.n_frames) / 30, atol=1e-6)
 
 
-def test_animation_reproduces_the_motion(tmp_path, rng):
-    """Decoded quaternions give back every joint's rotation and the root translation."""
+def document_joint_positions(document: dict, binary: bytes) -> dict[str, np.ndarray]:
+    """World position of every node, ``name -> [frames, 3]``, by our own walk of the glTF node tree.
+
+    Animated channels replace the node's rest rotation and translation; nodes
+    without a channel keep them (glTF's rules).
+    """
+    (animation,) = document["animations"]
+    samplers = animation["samplers"]
+    tracks = {}
+    for channel in animation["channels"]:
+        output = samplers[channel["sampler"]]["output"]
+        tracks[(channel["target"]["node"], channel["target"]["path"])] = accessor(document, binary, output)
+    n_frames = document["accessors"][samplers[0]["input"]]["count"]
+    positions: dict[str, np.ndarray] = {}
+
+    def visit(index: int, parent_rot: np.ndarray, parent_pos: np.ndarray) -> None:
+        node = document["nodes"][index]
+        rest_rotation = np.asarray(node.get("rotation", [0.0, 0.0, 0.0, 1.0]))
+        rotation = tracks.get((index, "rotation"), np.tile(rest_rotation, (n_frames, 1))).astype(np.float64)
+        rest_translation = np.asarray(node.get("translation", [0.0, 0.0, 0.0]))
+        translation = tracks.get((index, "translation"), np.tile(rest_translation, (n_frames, 1)))
+        position = parent_pos + np.einsum("fab,fb->fa", parent_rot, translation)
+        world_rot = parent_rot @ quat_to_mat(rotation)
+        positions[node["name"]] = position
+        for child in node.get("children", []):
+            visit(child, world_rot, position)
+
+    for root in document["scenes"][document["scene"]]["nodes"]:
+        visit(root, np.tile(np.eye(3), (n_frames, 1, 1)), np.zeros((n_frames, 3)))
+    return positions
+
+
+@pytest.mark.parametrize("rig", GLB_RIGS)
+def test_node_tree_reproduces_our_forward_kinematics(tmp_path, rng, rig):
+    motion = random_dance(rng, 3.0, 60)
+    document, binary = read_glb(write_glb(motion, tmp_path / "d.glb", rig=rig))
+    positions = document_joint_positions(document, binary)
+    names = get_rig(rig).joint_names
+    ours = joint_positions(motion)
+    for j, name in enumerate(names):
+        np.testing.assert_allclose(positions[name], ours[:, j], atol=2e-6, err_msg=name)
+
+
+def test_smpl_rig_keys_are_the_motion_rotations(tmp_path, rng):
+    """With the smpl rig, every rotation key is the motion's own local rotation."""
     motion = random_dance(rng, 3.0, 60)
     document, binary = read_glb(write_glb(motion, tmp_path / "d.glb"))
     (animation,) = document["animations"]
@@ -177,6 +223,26 @@ def test_animation_reproduces_the_motion(tmp_path, rng):
         np.testing.assert_allclose(quat_to_mat(values), expected[:, node], atol=1e-6)
         # Neighbouring keys lie on the same hemisphere, so LINEAR (slerp) takes the short arc.
         assert np.all(np.sum(values[1:] * values[:-1], axis=1) >= 0.0)
+
+
+def test_mixamo_rig_names_bones_and_carries_bone_axes(tmp_path, rng):
+    motion = random_dance(rng, 1.0, 30)
+    document, _ = read_glb(write_glb(motion, tmp_path / "d.glb", rig="mixamo"))
+    nodes = document["nodes"]
+    assert [node["name"] for node in nodes[:24]] == [MIXAMO_NAMES[name] for name in motion.skeleton.names]
+    # Bones along +Y: the left forearm node sits straight up its parent's (upper arm's) Y axis.
+    forearm = nodes[motion.skeleton.index("left_elbow")]
+    assert forearm["translation"][1] == pytest.approx(np.linalg.norm(motion.skeleton.offsets[18]))
+    assert abs(forearm["translation"][0]) < 1e-9 and abs(forearm["translation"][2]) < 1e-9
+    assert sum("rotation" in node for node in nodes[:24]) > 10
+
+
+def test_provenance_record_goes_into_asset_extras(tmp_path, rng):
+    record = Provenance(
+        model_version="m-2", seed=11, style="whirl", song_sha256="0f" * 32, data_credits=("CMU mocap",)
+    )
+    document, _ = read_glb(write_glb(random_dance(rng, 1.0, 30), tmp_path / "d.glb", provenance=record))
+    assert document["asset"]["extras"] == record.to_dict()
 
 
 def test_inverse_bind_matrices_undo_the_rest_pose(tmp_path, rng):
