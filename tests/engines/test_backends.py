@@ -1,0 +1,107 @@
+"""One test suite for every backend this machine can run (the others skip, saying why).
+
+Each backend runs the tiny test model and, once exported, the shipped model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from engine_testkit import BACKEND_FACTORIES, make_inputs, to_numpy_state
+
+from choreo.errors import EngineError
+from engines.onnxruntime_engine import OnnxRuntimeEngine
+
+
+def _run_chunks(engine, inputs, bounds, state=None):
+    state = state if state is not None else engine.initial_state(inputs["music"].shape[0])
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        poses, state = engine.run({k: v[:, lo:hi] for k, v in inputs.items()}, state)
+        parts.append(poses)
+    return np.concatenate(parts, axis=1), state
+
+
+def test_shapes_and_dtype(engine, rng):
+    inputs = make_inputs(engine.spec, 3, 32, rng)
+    poses, state = engine.run(inputs, engine.initial_state(3))
+    assert poses.shape == (3, 32, 75)
+    assert poses.dtype == np.float32
+    assert np.isfinite(poses).all()
+    host = to_numpy_state(state)
+    assert set(host) == set(engine.spec.state_shapes)
+    for name, shape in engine.spec.state_shapes.items():
+        assert host[name].shape == (3, *shape)
+
+
+def test_chunked_run_equals_one_long_run(engine, rng, tolerance):
+    inputs = make_inputs(engine.spec, 2, 112, rng)
+    whole, whole_state = _run_chunks(engine, inputs, [0, 112])
+    chunked, chunked_state = _run_chunks(engine, inputs, [0, 16, 64, 112])
+    np.testing.assert_allclose(chunked, whole, atol=tolerance)
+    for name, value in to_numpy_state(whole_state).items():
+        np.testing.assert_allclose(to_numpy_state(chunked_state)[name], value, atol=tolerance)
+
+
+def test_batch_equals_single_runs(engine, rng, tolerance):
+    inputs = make_inputs(engine.spec, 5, 48, rng)
+    batched, _ = engine.run(inputs, engine.initial_state(5))
+    for b in range(5):
+        single, _ = engine.run({k: v[b : b + 1] for k, v in inputs.items()}, engine.initial_state(1))
+        np.testing.assert_allclose(batched[b : b + 1], single, atol=tolerance)
+
+
+def test_state_carries_the_dance(engine, rng):
+    """A non-zero state changes what follows: the state is really used."""
+    inputs = make_inputs(engine.spec, 1, 32, rng)
+    _, state = engine.run(inputs, engine.initial_state(1))
+    fresh, _ = engine.run(inputs, engine.initial_state(1))
+    carried, _ = engine.run(inputs, state)
+    assert np.abs(fresh - carried).max() > 1e-3
+
+
+def test_deterministic(engine, rng):
+    inputs = make_inputs(engine.spec, 2, 40, rng)
+    first, _ = engine.run(inputs, engine.initial_state(2))
+    second, _ = engine.run(inputs, engine.initial_state(2))
+    np.testing.assert_array_equal(first, second)
+
+
+def test_causal_so_a_padded_last_chunk_is_exact(engine, rng, tolerance):
+    """Frames after t never change pose t: the batcher pads a song's last chunk with zeros."""
+    inputs = make_inputs(engine.spec, 2, 64, rng)
+    exact, _ = engine.run({k: v[:, :40] for k, v in inputs.items()}, engine.initial_state(2))
+    padded_inputs = {k: v.copy() for k, v in inputs.items()}
+    for v in padded_inputs.values():
+        v[:, 40:] = 0.0
+    padded, _ = engine.run(padded_inputs, engine.initial_state(2))
+    np.testing.assert_allclose(padded[:, :40], exact, atol=tolerance)
+
+
+def test_agrees_with_onnxruntime_fp32(engine, backend, model_path, rng):
+    if backend == "onnxruntime":
+        pytest.skip("the reference itself")
+    reference = OnnxRuntimeEngine(model_path, threads=1)
+    inputs = make_inputs(engine.spec, 4, 64, rng)
+    expected, _ = reference.run(inputs, reference.initial_state(4))
+    got, _ = engine.run(inputs, engine.initial_state(4))
+    np.testing.assert_allclose(got, expected, atol=BACKEND_FACTORIES[backend][2] * 4)
+
+
+def test_wrong_input_width_is_refused(engine, rng):
+    inputs = make_inputs(engine.spec, 2, 16, rng)
+    inputs["music"] = inputs["music"][:, :, :-1]
+    with pytest.raises(EngineError, match="music"):
+        engine.run(inputs, engine.initial_state(2))
+
+
+def test_state_of_another_batch_is_refused(engine, rng):
+    inputs = make_inputs(engine.spec, 2, 16, rng)
+    with pytest.raises(EngineError, match="state"):
+        engine.run(inputs, engine.initial_state(3))
+
+
+def test_chunk_shorter_than_the_minimum_is_refused(engine, rng):
+    inputs = make_inputs(engine.spec, 1, 8, rng)
+    with pytest.raises(EngineError, match="16 to 128"):
+        engine.run(inputs, engine.initial_state(1))
