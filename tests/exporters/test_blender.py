@@ -1,5 +1,6 @@
 """Blender, a reader we did not write, imports our GLB/BVH/FBX files and sees our dance.
 
+The checks cover every rig (smpl, mixamo) and frame rates 30 and 60 for each format.
 Blender comes from PyPI (``bpy``) in its own venv, ``.blender-venv`` at the repository
 root, because ``bpy`` pins numpy<2. The session fixture builds that venv where it is
 missing (``python3.11 -m venv`` and ``pip install bpy==BPY_VERSION``, about 20 s with
@@ -24,8 +25,9 @@ import pytest
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
+from exporters.bvh import write_bvh
 from exporters.gltf import write_glb
-from exporters.rigs import RIG_NAMES, get_rig
+from exporters.rigs import RIG_NAMES, get_rig, units_scale
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BLENDER_VENV = REPO_ROOT / ".blender-venv"
@@ -151,4 +153,34 @@ def test_blender_imports_glb(
     assert report["armatures"] == 1
     assert len(report["bones"]) == 24
     assert report["frame_range"] == [0.0, float(motion.n_frames - 1)]
+    check_heads(report, motion, frames, get_rig(rig).joint_names)
+
+
+@pytest.mark.parametrize(("rig", "units"), [("smpl", "m"), ("mixamo", "cm")])
+@pytest.mark.parametrize("fps", [30, 60])
+def test_blender_imports_bvh(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int, rig: str, units: str
+):
+    motion = dance_motion(rng, n_frames=3 * fps, fps=fps)
+    path = write_bvh(motion, tmp_path / "dance.bvh", rig=rig, units=units)
+    frames = sampled_frames(rng, motion.n_frames)
+    # Blender's BVH importer puts motion frame k at frame_start + k; centimetres need global_scale 0.01.
+    options = {"global_scale": 1.0 / units_scale(units), "frame_start": 1, "update_scene_fps": True}
+    (report,) = run_probe(
+        blender_python,
+        [
+            {
+                "path": str(path),
+                "format": "bvh",
+                "fps": fps,
+                "frames": (frames + 1).tolist(),
+                "options": options,
+            }
+        ],
+        tmp_path,
+    )
+    assert report["armatures"] == 1
+    assert len(report["bones"]) == 24
+    assert report["frame_range"] == [1.0, float(motion.n_frames)]
+    assert report["scene_fps"] == fps
     check_heads(report, motion, frames, get_rig(rig).joint_names)
