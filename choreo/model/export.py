@@ -6,12 +6,14 @@ checkpoint, or from :func:`untrained_params` for the placeholder model).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from choreo.errors import ParameterError
 from choreo.model.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
 from choreo.model.graph import build_model
 from engines.base import ModelSpec
@@ -19,6 +21,7 @@ from engines.base import ModelSpec
 __all__ = [
     "CMU_CREDIT",
     "export_onnx",
+    "export_run",
     "model_spec",
     "rest_pose_stats",
     "untrained_params",
@@ -92,3 +95,18 @@ def write_untrained_model(path: Path, config: ModelConfig | None = None, seed: i
     return export_onnx(
         config, untrained_params(config, seed), path, version="0.0.0-untrained", trained=False, credits=[]
     )
+
+
+def export_run(
+    run_dir: Path, path: Path, *, version: str, credits: Sequence[str] = (CMU_CREDIT,)
+) -> ModelSpec:
+    """Export a finished training run (``weights.npz`` and ``config.json`` in ``run_dir``), trained=true."""
+    run_dir = Path(run_dir)
+    config_file, weights_file = run_dir / "config.json", run_dir / "weights.npz"
+    for needed in (config_file, weights_file):
+        if not needed.is_file():
+            raise ParameterError(f"training run incomplete: {needed} not found")
+    config = ModelConfig.from_dict(json.loads(config_file.read_text())["model"])
+    with np.load(weights_file) as data:
+        params = {name: data[name] for name in data.files}
+    return export_onnx(config, params, path, version=version, trained=True, credits=credits)

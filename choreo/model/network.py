@@ -1,0 +1,210 @@
+"""The dance generator in torch: the same arithmetic as the ONNX chunk graph.
+
+Weights are named and shaped as :func:`choreo.model.config.param_shapes` says,
+so :meth:`DanceNet.numpy_params` feeds :func:`choreo.model.export.export_onnx`
+directly. Needs the ``train`` extra (torch).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from choreo.model.config import N_JOINTS, POSE_DIM, ModelConfig, param_shapes
+
+__all__ = ["STAT_NAMES", "DanceNet", "PosteriorEncoder", "sixd_to_axis_angle", "sixd_to_matrix", "soft_clamp"]
+
+STAT_NAMES = ("music_mean", "music_std", "pose_mean", "pose_std")
+STATE_ORDER = ("h1", "c1", "h2", "c2", "pose", "root")
+
+
+def soft_clamp(x: torch.Tensor, soft: float, hard: float) -> torch.Tensor:
+    """Identity within ``soft``, a tanh knee up to ``hard`` (never reached)."""
+    mag = x.abs()
+    knee = hard - soft
+    return torch.sign(x) * (torch.clamp(mag, max=soft) + knee * torch.tanh(torch.relu(mag - soft) / knee))
+
+
+def sixd_to_matrix(sixd: torch.Tensor) -> torch.Tensor:
+    """6D ``[..., 6]`` (matrix columns 0 and 1) to rotation matrices ``[..., 3, 3]`` by Gram-Schmidt."""
+    a, b = sixd[..., :3], sixd[..., 3:]
+    x = a / a.norm(dim=-1, keepdim=True).clamp_min(1e-8)
+    b = b - (x * b).sum(-1, keepdim=True) * x
+    y = b / b.norm(dim=-1, keepdim=True).clamp_min(1e-8)
+    z = torch.cross(x, y, dim=-1)
+    return torch.stack([x, y, z], dim=-1)
+
+
+def _quat_pick() -> tuple[torch.Tensor, torch.Tensor]:
+    from choreo.model.graph import quat_pick_matrix
+
+    a, c = quat_pick_matrix()
+    return torch.from_numpy(a), torch.from_numpy(c)
+
+
+def sixd_to_axis_angle(sixd: torch.Tensor) -> torch.Tensor:
+    """6D ``[..., 6]`` to axis-angle ``[..., 3]`` through Shepperd's quaternion, as the graph does."""
+    mat = sixd_to_matrix(sixd)
+    pick_a, pick_c = _quat_pick()
+    kmat = mat.reshape(*mat.shape[:-2], 9) @ pick_a.to(sixd) + pick_c.to(sixd)
+    diag = kmat[..., [0, 5, 10, 15]]
+    best = diag.argmax(dim=-1)
+    q = torch.gather(
+        kmat.reshape(*kmat.shape[:-1], 4, 4), -2, best[..., None, None].expand(*best.shape, 1, 4)
+    )
+    q = q.squeeze(-2)
+    q = q / q.norm(dim=-1, keepdim=True).clamp_min(1e-8)
+    sign = (q[..., :1] >= 0).to(q) * 2 - 1
+    w, v = q[..., :1] * sign, q[..., 1:] * sign
+    s = v.norm(dim=-1, keepdim=True)
+    half = torch.atan2(s, w)
+    scale = torch.where(s > 1e-6, 2 * half / s.clamp_min(1e-8), 2 / w.clamp_min(1e-8))
+    return v * scale
+
+
+class DanceNet(nn.Module):
+    """Autoregressive two-layer LSTM: music, style and slow latent in, one pose per frame out.
+
+    Call :meth:`forward` on a chunk; ``teacher`` switches single frames to
+    ground-truth feedback during training.
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        for name, shape in param_shapes(config).items():
+            if name in STAT_NAMES:
+                fill = torch.ones if name.endswith("std") else torch.zeros
+                self.register_buffer(name, fill(shape))
+            else:
+                self.register_parameter(name, nn.Parameter(torch.empty(shape)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Uniform in +-1/sqrt(fan_in); forget-gate biases start at 1 to remember by default."""
+        h = self.config.hidden
+        for p in self.parameters():
+            fan_in = p.shape[0] if p.dim() == 2 else h
+            nn.init.uniform_(p, -1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in))
+        with torch.no_grad():
+            for name in ("l1_b", "l2_b"):
+                getattr(self, name)[h : 2 * h] += 1.0
+
+    def set_stats(self, stats: dict[str, np.ndarray]) -> None:
+        """Store the feature normalisation (it travels inside the exported graph)."""
+        for name in STAT_NAMES:
+            getattr(self, name).copy_(torch.as_tensor(np.asarray(stats[name], dtype=np.float32)))
+
+    def initial_state(self, batch: int, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+        """Zeros: the start of ``batch`` dances."""
+        return {n: torch.zeros(batch, *s, device=device) for n, s in self.config.state_shapes.items()}
+
+    def slow_latent(self, latent: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """Unit-variance AR(1) filter of the i.i.d. latent, ``[B, T, Z]``."""
+        a = self.config.latent_decay
+        frames = latent.shape[1]
+        idx = torch.arange(frames, device=latent.device, dtype=latent.dtype)
+        diff = idx[:, None] - idx[None, :]
+        filt = (diff >= 0).to(latent) * torch.exp(torch.relu(diff) * math.log(a)) * math.sqrt(1 - a * a)
+        carry = torch.exp((idx + 1) * math.log(a))[:, None] * state[:, None, :]
+        return filt @ latent + carry
+
+    def encode(self, music: torch.Tensor, style: torch.Tensor, slow: torch.Tensor) -> torch.Tensor:
+        """Per-frame conditioning to the first LSTM layer's input gates, ``[B, T, 4H]``."""
+        cond = torch.cat([(music - self.music_mean) / self.music_std, style, slow], dim=-1)
+        enc = torch.relu(cond @ self.enc1_w + self.enc1_b)
+        enc = torch.relu(enc @ self.enc2_w + self.enc2_b)
+        return enc @ self.l1_wx + self.l1_b
+
+    def _cell(self, gates: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.config.hidden
+        i, f, o = torch.sigmoid(gates[..., : 3 * h]).split(h, dim=-1)
+        c_new = f * c + i * torch.tanh(gates[..., 3 * h :])
+        return o * torch.tanh(c_new), c_new
+
+    def step(self, g1x: torch.Tensor, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """One frame; returns the new state (``pose`` and ``root`` are the frame's output)."""
+        fb = torch.cat([state["h1"], state["pose"], state["root"]], dim=-1)
+        h1, c1 = self._cell(fb @ self.l1_wr + g1x, state["c1"])
+        h2, c2 = self._cell(torch.cat([h1, state["h2"]], dim=-1) @ self.l2_w + self.l2_b, state["c2"])
+        z = h2 @ self.out_w + self.out_b
+        vel = z[..., POSE_DIM - 2 :] * self.pose_std[POSE_DIM - 2 :] + self.pose_mean[POSE_DIM - 2 :]
+        root = soft_clamp(state["root"] + vel, self.config.floor_soft_m, self.config.floor_hard_m)
+        return {"h1": h1, "c1": c1, "h2": h2, "c2": c2, "pose": z, "root": root}
+
+    def forward(
+        self,
+        music: torch.Tensor,
+        style: torch.Tensor,
+        latent: torch.Tensor,
+        state: dict[str, torch.Tensor],
+        teacher: tuple[torch.Tensor, torch.Tensor, list[bool]] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Run a chunk.
+
+        Parameters
+        ----------
+        music, style, latent : ``[B, T, ·]`` raw features, one-hot style, i.i.d. noise
+        state : as from :meth:`initial_state` or a previous chunk
+        teacher : optional ``(prev_pose [B, T, P], prev_root [B, T, 2], use [T])``: where
+            ``use[t]`` is true, frame ``t`` sees the given previous pose (normalised
+            features) and root instead of its own last output
+
+        Returns
+        -------
+        z : ``[B, T, P]`` normalised pose features; root : ``[B, T, 2]`` root x, z in
+        metres; state : the state after the chunk
+        """
+        slow = self.slow_latent(latent, state["latent"])
+        g1x = self.encode(music, style, slow)
+        cur = {n: state[n] for n in STATE_ORDER}
+        zs, roots = [], []
+        for t in range(music.shape[1]):
+            if teacher is not None and teacher[2][t]:
+                cur = {**cur, "pose": teacher[0][:, t], "root": teacher[1][:, t]}
+            cur = self.step(g1x[:, t], cur)
+            zs.append(cur["pose"])
+            roots.append(cur["root"])
+        out_state = {**cur, "latent": slow[:, -1]}
+        return torch.stack(zs, dim=1), torch.stack(roots, dim=1), out_state
+
+    def denormalise(self, z: torch.Tensor) -> torch.Tensor:
+        """Normalised features back to raw pose features (6D, height, velocity)."""
+        return z * self.pose_std + self.pose_mean
+
+    def poses(self, z: torch.Tensor, root: torch.Tensor) -> torch.Tensor:
+        """The contract's ``[B, T, 75]`` frames: axis-angle rotations then root x, y, z."""
+        feat = self.denormalise(z)
+        sixd = feat[..., : 6 * N_JOINTS].reshape(*feat.shape[:-1], N_JOINTS, 6)
+        aa = sixd_to_axis_angle(sixd).reshape(*feat.shape[:-1], 3 * N_JOINTS)
+        height = feat[..., 6 * N_JOINTS : 6 * N_JOINTS + 1]
+        return torch.cat([aa, root[..., :1], height, root[..., 1:]], dim=-1)
+
+    def numpy_params(self) -> dict[str, np.ndarray]:
+        """Weights and constants as float32 arrays, named for :func:`~choreo.model.export.export_onnx`."""
+        out = {n: p.detach().cpu().numpy().astype(np.float32) for n, p in self.named_parameters()}
+        out.update({n: getattr(self, n).detach().cpu().numpy().astype(np.float32) for n in STAT_NAMES})
+        return out
+
+
+class PosteriorEncoder(nn.Module):
+    """Training-only: infers the latent noise that explains a ground-truth dance.
+
+    A bidirectional GRU over the normalised pose features and music gives a
+    Gaussian per frame over the i.i.d. latent; the KL term keeps it close to
+    the standard normal the seed supplies at generation time.
+    """
+
+    def __init__(self, config: ModelConfig, hidden: int = 128) -> None:
+        super().__init__()
+        self.gru = nn.GRU(POSE_DIM + 35, hidden, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, 2 * config.latent_dim)
+
+    def forward(self, pose: torch.Tensor, music: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and log-variance ``[B, T, Z]`` each."""
+        hidden, _ = self.gru(torch.cat([pose, music], dim=-1))
+        mean, logvar = self.head(hidden).chunk(2, dim=-1)
+        return mean, logvar.clamp(-8.0, 4.0)

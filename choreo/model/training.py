@@ -1,0 +1,463 @@
+"""Train the dance model: seeded, resumable, logged, on a GPU where there is one.
+
+Recipe (see ``docs/model.md``): conditional VAE around the autoregressive
+LSTM. A training-only posterior encoder infers the per-frame latent noise that
+explains each ground-truth window (KL to the standard normal that a seed
+supplies at generation time). Feedback follows a curriculum in the spirit of
+auto-conditioned LSTMs: after a teacher-forced burn-in, the model is fed its
+own output for stretches that grow from a few frames to whole windows, with
+short ground-truth stretches between them (noisy, to teach recovery).
+
+Outputs in ``out_dir``: ``checkpoint.pt`` (resumable), ``weights.npz`` and
+``config.json`` (what :func:`choreo.model.export.export_onnx` needs, no torch),
+``log.jsonl`` (one row per logged step and per evaluation) and
+``summary.json`` (time, device, steps, final metrics). Needs torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from choreo.errors import ParameterError
+from choreo.model.config import ModelConfig
+from choreo.model.data import DanceSet, load_split, normalisation_stats
+from choreo.model.losses import ForwardKinematics, dance_losses, rotate_heading, world_joints
+from choreo.model.network import DanceNet, PosteriorEncoder
+
+__all__ = ["TrainConfig", "train"]
+
+
+@dataclass
+class TrainConfig:
+    """Everything that decides a training run; saved with the weights.
+
+    ``time_budget_s``: if set, the number of steps is fitted to this budget after
+    timing the first steps (the fitted number is what the saved config records,
+    so a rerun with that config repeats the run).
+    """
+
+    seed: int = 0
+    steps: int = 3000
+    batch: int = 128
+    window: int = 180
+    burn_in: int = 20
+    lr: float = 1e-3
+    lr_final: float = 5e-5
+    warmup_steps: int = 100
+    grad_clip: float = 1.0
+    teacher_noise: float = 0.1
+    music_noise: float = 0.05
+    seq_start_prob: float = 0.2
+    free_run_prob: float = 0.25
+    kl_weight: float = 0.01
+    free_bits: float = 0.02
+    w_feat: float = 1.0
+    w_pos: float = 4.0
+    w_vel: float = 0.5
+    w_root: float = 0.5
+    w_skate: float = 1.0
+    w_energy: float = 1.0
+    log_every: int = 25
+    eval_every: int = 250
+    checkpoint_every: int = 250
+    eval_batch: int = 64
+    eval_rollout_frames: int = 1800
+    time_budget_s: float | None = None
+    device: str = "auto"
+    model: ModelConfig = field(default_factory=ModelConfig)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> TrainConfig:
+        """From parsed JSON; unknown keys are an error that names them."""
+        values = dict(values)
+        unknown = set(values) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ParameterError(f"unknown training config keys: {sorted(unknown)}")
+        model = ModelConfig.from_dict(values.pop("model", {}))
+        return cls(**values, model=model)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["model"] = json.loads(self.model.to_json())
+        return out
+
+
+class _Split:
+    """One split on the training device, with window sampling."""
+
+    def __init__(
+        self, data: DanceSet, stats: dict[str, np.ndarray], window: int, device: torch.device
+    ) -> None:
+        self.window = window
+        self.device = device
+        self.feats = torch.from_numpy(data.features).to(device)
+        self.root = torch.from_numpy(data.root_xz).to(device)
+        self.music = torch.from_numpy(data.music).to(device)
+        style_frame = np.repeat(data.styles, data.lengths)
+        self.style = torch.from_numpy(style_frame).to(device)
+        self.seq_start = torch.from_numpy(np.repeat(data.offsets, data.lengths)).to(device)
+        starts, first = [], []
+        for off, length in zip(data.offsets, data.lengths, strict=True):
+            if length >= window:
+                starts.append(np.arange(off, off + length - window + 1))
+                first.append(off)
+        if not starts:
+            raise ParameterError(f"no sequence is as long as the training window ({window} frames)")
+        self.starts = torch.from_numpy(np.concatenate(starts)).to(device)
+        self.firsts = torch.from_numpy(np.array(first)).to(device)
+        self.n_styles = 4
+
+    def batch(self, size: int, gen: torch.Generator, seq_start_prob: float) -> dict[str, torch.Tensor]:
+        """Windows ``[B, W]`` with their previous frame, headings turned at random."""
+        pick = torch.randint(len(self.starts), (size,), generator=gen).to(self.device)
+        first = torch.randint(len(self.firsts), (size,), generator=gen).to(self.device)
+        at_start = (torch.rand(size, generator=gen) < seq_start_prob).to(self.device)
+        start = torch.where(at_start, self.firsts[first], self.starts[pick])
+        angle = (torch.rand(size, generator=gen) * 2 * math.pi).to(self.device)
+        return self.windows(start, angle)
+
+    def windows(self, start: torch.Tensor, angle: torch.Tensor) -> dict[str, torch.Tensor]:
+        idx = start[:, None] + torch.arange(self.window, device=self.device)[None]
+        is_first = start == self.seq_start[start]
+        prev = torch.where(is_first, start, start - 1)
+        feats, root = rotate_heading(self.feats[idx], self.root[idx], angle)
+        prev_feats, prev_root = rotate_heading(self.feats[prev][:, None], self.root[prev][:, None], angle)
+        style = torch.nn.functional.one_hot(self.style[idx], self.n_styles).float()
+        return {
+            "feats": feats,
+            "root": root,
+            "prev_feats": prev_feats[:, 0],
+            "prev_root": prev_root[:, 0],
+            "is_first": is_first,
+            "music": self.music[idx],
+            "style": style,
+        }
+
+
+def _feedback_schedule(
+    window: int, burn_in: int, progress: float, rng: np.random.Generator, free: bool
+) -> list[bool]:
+    """Which frames see ground truth (True) rather than the model's own last output."""
+    use = [False] * window
+    use[0] = True
+    for t in range(min(burn_in, window)):
+        use[t] = True
+    if free:
+        return use
+    self_len = 4 + progress * 80.0
+    gt_len = max(1.0, 8.0 * (1.0 - progress))
+    t = burn_in
+    while t < window:
+        t += int(rng.integers(max(1, int(self_len * 0.5)), int(self_len * 1.5) + 2))
+        g = int(rng.integers(1, int(gt_len) + 2))
+        for k in range(t, min(window, t + g)):
+            use[k] = True
+        t += g
+    return use
+
+
+def _lr_at(step: int, cfg: TrainConfig) -> float:
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    frac = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
+    return cfg.lr_final + 0.5 * (cfg.lr - cfg.lr_final) * (1 + math.cos(math.pi * frac))
+
+
+def _resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+
+
+class _Run:
+    """The model, its optimiser and the step function of one training run."""
+
+    def __init__(self, cfg: TrainConfig, stats: dict[str, np.ndarray], device: torch.device) -> None:
+        self.cfg = cfg
+        self.device = device
+        torch.manual_seed(cfg.seed)
+        self.net = DanceNet(cfg.model).to(device)
+        self.net.set_stats(stats)
+        self.posterior = PosteriorEncoder(cfg.model).to(device)
+        self.fk = ForwardKinematics().to(device)
+        params = list(self.net.parameters()) + list(self.posterior.parameters())
+        self.opt = torch.optim.Adam(params, lr=cfg.lr)
+        self.params = params
+
+    def normalise(self, feats: torch.Tensor) -> torch.Tensor:
+        return (feats - self.net.pose_mean) / self.net.pose_std
+
+    def rollout(self, b: dict[str, torch.Tensor], use: list[bool], latent: torch.Tensor, noise: float):
+        """Run the window with the given feedback schedule; returns ``(z, root, gt_z)``."""
+        gt_z = self.normalise(b["feats"])
+        prev_z = torch.cat([self.normalise(b["prev_feats"])[:, None], gt_z[:, :-1]], dim=1)
+        prev_z[:, 0] = torch.where(b["is_first"][:, None], torch.zeros_like(prev_z[:, 0]), prev_z[:, 0])
+        if noise > 0:
+            prev_z = prev_z + noise * torch.randn_like(prev_z)
+        prev_root = torch.cat([b["prev_root"][:, None], b["root"][:, :-1]], dim=1)
+        state = self.net.initial_state(gt_z.shape[0], self.device)
+        z, root, _ = self.net(b["music"], b["style"], latent, state, teacher=(prev_z, prev_root, use))
+        return z, root, gt_z
+
+    def losses(self, b, z, root, gt_z) -> dict[str, torch.Tensor]:
+        return dance_losses(
+            self.fk,
+            z,
+            root,
+            gt_z,
+            b["root"],
+            self.net.pose_mean,
+            self.net.pose_std,
+            self.cfg.model.native_fps,
+        )
+
+    def total(self, parts: dict[str, torch.Tensor]) -> torch.Tensor:
+        c = self.cfg
+        return (
+            c.w_feat * parts["feat"]
+            + c.w_pos * parts["pos"]
+            + c.w_vel * parts["vel"]
+            + c.w_root * parts["root"]
+            + c.w_skate * parts["skate"]
+            + c.w_energy * parts["energy"]
+            + c.kl_weight * parts["kl"]
+        )
+
+    def train_step(self, b, step: int, rng: np.random.Generator) -> dict[str, float]:
+        cfg = self.cfg
+        progress = step / max(1, cfg.steps)
+        free = bool(rng.random() < cfg.free_run_prob * progress)
+        use = _feedback_schedule(cfg.window, cfg.burn_in, progress, rng, free)
+        music = b["music"] + cfg.music_noise * torch.randn_like(b["music"]) * self.net.music_std
+        b = {**b, "music": music}
+        mean, logvar = self.posterior(
+            self.normalise(b["feats"]), (b["music"] - self.net.music_mean) / self.net.music_std
+        )
+        latent = mean + torch.exp(0.5 * logvar) * torch.randn_like(mean)
+        z, root, gt_z = self.rollout(b, use, latent, cfg.teacher_noise)
+        parts = self.losses(b, z, root, gt_z)
+        kl = 0.5 * (mean**2 + logvar.exp() - 1 - logvar)
+        parts["kl"] = torch.clamp(kl.mean(dim=(0, 1)), min=cfg.free_bits).sum()
+        loss = self.total(parts)
+        for group in self.opt.param_groups:
+            group["lr"] = _lr_at(step, cfg)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
+        self.opt.step()
+        out = {k: float(v.detach()) for k, v in parts.items()}
+        out.update(
+            loss=float(loss), grad_norm=float(grad), lr=_lr_at(step, cfg), self_fed=1 - sum(use) / len(use)
+        )
+        return out
+
+    @torch.no_grad()
+    def evaluate(self, val: _Split) -> dict[str, float]:
+        """Teacher-forced and free-running losses on fixed validation windows, and a long rollout."""
+        cfg = self.cfg
+        gen = torch.Generator().manual_seed(12345)
+        n = min(cfg.eval_batch, len(val.starts))
+        pick = torch.linspace(0, len(val.starts) - 1, n).long().to(val.device)
+        b = val.windows(val.starts[pick], torch.rand(n, generator=gen).to(val.device) * 2 * math.pi)
+        prior = torch.randn(n, cfg.window, cfg.model.latent_dim, generator=gen).to(val.device)
+        out: dict[str, float] = {}
+        for mode, use in (
+            ("teacher", [True] * cfg.window),
+            ("free", [True] + [False] * (cfg.window - 1)),
+        ):
+            z, root, gt_z = self.rollout(b, use, prior, 0.0)
+            parts = self.losses(b, z, root, gt_z)
+            out.update({f"val_{mode}_{k}": float(v) for k, v in parts.items()})
+        out.update(self.long_rollout(val, gen))
+        return out
+
+    @torch.no_grad()
+    def long_rollout(self, val: _Split, gen: torch.Generator) -> dict[str, float]:
+        """Generate ``eval_rollout_frames`` from a zero state on looped validation music, two seeds.
+
+        Reports the joint speed of the last tenth over the first tenth
+        (``freeze``), the largest root distance from the centre and the mean
+        distance between the two seeds' joint positions (``seed_spread_m``).
+        """
+        frames = self.cfg.eval_rollout_frames
+        idx = torch.arange(frames, device=val.device) % val.music.shape[0]
+        music = val.music[idx][None].expand(2, -1, -1)
+        style = torch.nn.functional.one_hot(val.style[idx], 4).float()[None].expand(2, -1, -1)
+        latent = torch.randn(2, frames, self.cfg.model.latent_dim, generator=gen).to(val.device)
+        state = self.net.initial_state(2, self.device)
+        zs, roots = [], []
+        for s in range(0, frames, 128):
+            z, root, state = self.net(
+                music[:, s : s + 128], style[:, s : s + 128], latent[:, s : s + 128], state
+            )
+            zs.append(z)
+            roots.append(root)
+        z, root = torch.cat(zs, 1), torch.cat(roots, 1)
+        joints = world_joints(self.fk, self.net.denormalise(z), root)
+        speed = (joints[:, 1:] - joints[:, :-1]).norm(dim=-1).mean(dim=(0, 2)) * self.cfg.model.native_fps
+        tenth = max(1, frames // 10)
+        rel = joints - joints[..., :1, :]
+        return {
+            "rollout_speed_first": float(speed[:tenth].mean()),
+            "rollout_speed_last": float(speed[-tenth:].mean()),
+            "rollout_freeze": float(speed[-tenth:].mean() / speed[:tenth].mean().clamp_min(1e-6)),
+            "rollout_root_max_m": float(root.abs().max()),
+            "seed_spread_m": float((rel[0] - rel[1]).norm(dim=-1).mean()),
+        }
+
+
+def _save_checkpoint(
+    path: Path, run: _Run, step: int, gen: torch.Generator, rng, elapsed_s: float, stats
+) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(
+        {
+            "step": step,
+            "net": run.net.state_dict(),
+            "posterior": run.posterior.state_dict(),
+            "opt": run.opt.state_dict(),
+            "gen": gen.get_state(),
+            "rng": rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            "elapsed_s": elapsed_s,
+            "config": run.cfg.to_dict(),
+            "stats": stats,
+        },
+        tmp,
+    )
+    os.replace(tmp, path)
+
+
+def _write_outputs(out_dir: Path, run: _Run, summary: dict) -> None:
+    np.savez(out_dir / "weights.npz", **run.net.numpy_params())
+    (out_dir / "config.json").write_text(json.dumps(run.cfg.to_dict(), indent=2))
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def train(
+    data_dir: Path,
+    out_dir: Path,
+    cfg: TrainConfig,
+    *,
+    resume: bool = True,
+    progress: bool = True,
+    splits: tuple[DanceSet, DanceSet] | None = None,
+) -> dict:
+    """Train, checkpointing into ``out_dir``; resumes from ``out_dir/checkpoint.pt`` if present.
+
+    Parameters
+    ----------
+    data_dir : folder with ``train.npz`` and ``val.npz``
+    out_dir : where checkpoints, weights, config and logs go
+    cfg : the run's configuration (saved with the weights)
+    resume : continue from an existing checkpoint rather than start over
+    progress : show a progress bar
+    splits : already loaded ``(train, val)`` in place of ``data_dir`` (tests)
+
+    Returns
+    -------
+    The summary written to ``summary.json``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if splits is None:
+        splits = (load_split(Path(data_dir) / "train.npz"), load_split(Path(data_dir) / "val.npz"))
+    train_set, val_set = splits
+    device = _resolve_device(cfg.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    ckpt_path = out_dir / "checkpoint.pt"
+    state = (
+        torch.load(ckpt_path, map_location=device, weights_only=False)
+        if resume and ckpt_path.is_file()
+        else None
+    )
+    if state is not None:
+        cfg = TrainConfig.from_dict(state["config"])
+        stats = state["stats"]
+    else:
+        stats = normalisation_stats(train_set)
+    run = _Run(cfg, stats, device)
+    tr = _Split(train_set, stats, cfg.window, device)
+    va = _Split(val_set, stats, min(cfg.window, int(val_set.lengths.max())), device)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    step, elapsed_before = 0, 0.0
+    if state is not None:
+        run.net.load_state_dict(state["net"])
+        run.posterior.load_state_dict(state["posterior"])
+        run.opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        if state["cuda_rng"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        step, elapsed_before = int(state["step"]), float(state["elapsed_s"])
+    log = (out_dir / "log.jsonl").open("a")
+    t0 = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
+    timing_probe = 20
+    while step < cfg.steps:
+        row = run.train_step(tr.batch(cfg.batch, gen, cfg.seq_start_prob), step, rng)
+        step += 1
+        if cfg.time_budget_s and state is None and step == timing_probe:
+            per_step = (time.perf_counter() - t0) / timing_probe
+            fitted = int(cfg.time_budget_s / per_step)
+            cfg.steps = max(timing_probe + 1, min(cfg.steps, fitted))
+            if bar is not None:
+                bar.total = cfg.steps
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{row['loss']:.3f}", feat=f"{row['feat']:.3f}")
+        if step % cfg.log_every == 0 or step == cfg.steps:
+            row.update(step=step, elapsed_s=elapsed_before + time.perf_counter() - t0)
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            ev = run.evaluate(va)
+            ev.update(step=step, elapsed_s=elapsed_before + time.perf_counter() - t0)
+            log.write(json.dumps(ev) + "\n")
+            log.flush()
+            if bar is not None:
+                bar.write(json.dumps({k: round(v, 4) for k, v in ev.items()}))
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+            _save_checkpoint(ckpt_path, run, step, gen, rng, elapsed_before + time.perf_counter() - t0, stats)
+    if bar is not None:
+        bar.close()
+    log.close()
+    final = run.evaluate(va)
+    n_params = sum(p.numel() for p in run.net.parameters())
+    summary = {
+        "steps": step,
+        "train_time_s": elapsed_before + time.perf_counter() - t0,
+        "device": _device_name(device),
+        "torch": torch.__version__,
+        "parameters": n_params,
+        "train_frames": train_set.n_frames,
+        "val_frames": val_set.n_frames,
+        "final_eval": final,
+        "config": cfg.to_dict(),
+    }
+    _write_outputs(out_dir, run, summary)
+    return summary
