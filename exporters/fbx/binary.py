@@ -6,8 +6,8 @@ specification", 2013, and the fbx-book notes), all little-endian:
 * header: ``b"Kaydara FBX Binary  \\x00"``, bytes ``0x1A 0x00``, uint32 version;
 * node records: uint32 end offset (absolute), uint32 property count, uint32
   property-list length in bytes, uint8 name length, name, properties, then the
-  children followed by a 13-byte zero record when there are children (or when
-  the node has neither properties nor children);
+  children followed by a 13-byte zero record when there are children (and for
+  nodes without properties, and object nodes marked ``block``);
 * the top level ends with a 13-byte zero record, then the footer: a 16-byte
   footer id, zero padding to a 16-byte boundary, 4 zero bytes, the version
   again, 120 zero bytes and a fixed 16-byte end mark.
@@ -49,7 +49,7 @@ _FOOTER_ID_HIGH = bytes.fromhex("f0b0a000d0c0d060b070f08010f02070")
 _SCALAR = {"Y": "<h", "C": "<?", "I": "<i", "F": "<f", "D": "<d", "L": "<q"}
 
 
-def _encode_prop(prop: Prop, out: bytearray, compress_level: int) -> None:
+def _encode_prop(prop: Prop, out: bytearray, compress_level: int, cache: dict[int, tuple]) -> None:
     code = prop.code
     out += code.encode("ascii")
     if code in _SCALAR:
@@ -59,19 +59,22 @@ def _encode_prop(prop: Prop, out: bytearray, compress_level: int) -> None:
         out += struct.pack("<I", len(data))
         out += data
     elif code in ARRAY_DTYPES:
-        arr = np.ascontiguousarray(prop.value, dtype=ARRAY_DTYPES[code])
-        data = arr.tobytes()
-        if len(data) >= COMPRESS_MIN_BYTES:
-            data = zlib.compress(data, compress_level)
-            out += struct.pack("<III", arr.size, 1, len(data))
-        else:
-            out += struct.pack("<III", arr.size, 0, len(data))
-        out += data
+        # One array object shared by many properties (the key times of every
+        # curve) is converted and compressed once.
+        key = id(prop.value)
+        if key not in cache:
+            arr = np.ascontiguousarray(prop.value, dtype=ARRAY_DTYPES[code])
+            data = arr.tobytes()
+            encoding = 1 if len(data) >= COMPRESS_MIN_BYTES else 0
+            if encoding:
+                data = zlib.compress(data, compress_level)
+            cache[key] = (prop.value, struct.pack("<III", arr.size, encoding, len(data)) + data)
+        out += cache[key][1]
     else:
         raise ExportError(f"unknown FBX property type code {code!r}")
 
 
-def _encode_node(node: FbxNode, out: bytearray, compress_level: int) -> None:
+def _encode_node(node: FbxNode, out: bytearray, compress_level: int, cache: dict[int, tuple]) -> None:
     start = len(out)
     name = node.name.encode("ascii")
     if len(name) > 255:
@@ -81,11 +84,11 @@ def _encode_node(node: FbxNode, out: bytearray, compress_level: int) -> None:
     out += name
     props_start = len(out)
     for prop in node.props:
-        _encode_prop(prop, out, compress_level)
+        _encode_prop(prop, out, compress_level, cache)
     props_len = len(out) - props_start
     for child in node.children:
-        _encode_node(child, out, compress_level)
-    if node.children or not node.props:
+        _encode_node(child, out, compress_level, cache)
+    if node.children or node.block or not node.props:
         out += _NULL_RECORD
     if len(out) >= 2**32:
         raise ExportError("FBX 7.4 files cannot exceed 4 GiB")
@@ -106,8 +109,9 @@ def encode_fbx(nodes: list[FbxNode], *, version: int = FBX_VERSION, compress_lev
         raise ExportError(f"only FBX 7.0-7.4 binary encoding is supported, not {version}")
     out = bytearray(_MAGIC)
     out += struct.pack("<I", version)
+    cache: dict[int, tuple] = {}
     for node in nodes:
-        _encode_node(node, out, compress_level)
+        _encode_node(node, out, compress_level, cache)
     out += _NULL_RECORD
     digest = hashlib.sha256(out).digest()[:16]
     out += bytes(h | (d & 0x0F) for h, d in zip(_FOOTER_ID_HIGH, digest, strict=True))
@@ -164,6 +168,7 @@ def _decode_node(cur: _Cursor, wide: bool) -> FbxNode | None:
     node = FbxNode(cur.take(name_len).decode("ascii", errors="replace"))
     node.props = [_decode_prop(cur) for _ in range(n_props)]
     while cur.pos < end:
+        node.block = True
         child = _decode_node(cur, wide)
         if child is None:
             break

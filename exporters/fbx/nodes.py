@@ -103,16 +103,22 @@ class FbxNode:
     name : node name, such as ``"Model"`` or ``"Properties70"``
     props : typed property values, in order
     children : nested nodes, in order
+    block : write a (possibly empty) nested scope even without children, as FBX
+        writers do for objects such as an ``AnimationLayer`` with no properties
+        table; readers such as assimp expect the scope there
     """
 
     name: str
     props: list[Prop] = field(default_factory=list)
     children: list[FbxNode] = field(default_factory=list)
+    block: bool = False
 
     @classmethod
-    def make(cls, name: str, *values: object, children: list[FbxNode] | None = None) -> FbxNode:
+    def make(
+        cls, name: str, *values: object, children: list[FbxNode] | None = None, block: bool = False
+    ) -> FbxNode:
         """A node whose properties are ``values`` wrapped by their natural FBX type."""
-        return cls(name, [_as_prop(v) for v in values], list(children or []))
+        return cls(name, [_as_prop(v) for v in values], list(children or []), block)
 
     def add(self, name: str, *values: object) -> FbxNode:
         """Append a child node built like :meth:`make` and return it (for chaining grandchildren)."""
