@@ -1,0 +1,45 @@
+"""The FastAPI application: ``uvicorn --factory api.main:create_app``.
+
+The app validates input, stores songs, records jobs and enqueues the workers'
+tasks by name; it never imports an engine or runs a pipeline stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api.errors import install_error_handlers
+from api.metrics import install_metrics
+from api.routes import batches, health, jobs, keys, routines, tracks
+from choreo import __version__
+from choreo.service.context import ServiceContext, get_context
+from choreo.service.queue import make_celery
+
+__all__ = ["create_app"]
+
+
+def create_app(ctx: ServiceContext | None = None) -> FastAPI:
+    """An app bound to ``ctx`` (by default the one built from the environment)."""
+    ctx = ctx or get_context()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        ctx.storage.ensure_bucket()
+        yield
+
+    app = FastAPI(
+        title="Choreo",
+        version=__version__,
+        description="Songs in, beat-synchronous 3D dances out. Send `Authorization: Bearer <key>`.",
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    app.state.celery = make_celery(ctx.settings, name="choreo-api")
+    install_error_handlers(app)
+    install_metrics(app, ctx, app.state.celery)
+    for module in (health, tracks, jobs, batches, routines, keys):
+        app.include_router(module.router)
+    return app

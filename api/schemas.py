@@ -1,0 +1,254 @@
+"""Request and response bodies: a Create, a Public and a list envelope per resource.
+
+Public schemas are built from the stored records by ``from_record`` and never
+carry another team's data or a key's secret hash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AnyHttpUrl, BaseModel, Field
+
+from choreo.service.records import (
+    INTENSITY_LEVELS,
+    SCOPES,
+    ApiKeyRecord,
+    JobOptions,
+    JobRecord,
+    JobState,
+    RoutineRecord,
+    TrackRecord,
+)
+
+__all__ = [
+    "ArtifactLink",
+    "ArtifactsPublic",
+    "BatchPublic",
+    "JobList",
+    "JobPublic",
+    "KeyCreate",
+    "KeyCreated",
+    "KeyList",
+    "KeyPublic",
+    "RoutineCreate",
+    "RoutineList",
+    "RoutinePublic",
+    "SubmitCreate",
+    "SubmitPublic",
+    "TrackList",
+    "TrackPublic",
+    "UploadCreate",
+    "UploadTicket",
+]
+
+
+# -- tracks -------------------------------------------------------------------------------------------------
+class TrackPublic(BaseModel):
+    sha256: str
+    filename: str
+    ext: str
+    size_bytes: int
+    created_at: float
+
+    @classmethod
+    def from_record(cls, r: TrackRecord) -> TrackPublic:
+        return cls(
+            sha256=r.sha256, filename=r.filename, ext=r.ext, size_bytes=r.size_bytes, created_at=r.created_at
+        )
+
+
+class TrackList(BaseModel):
+    items: list[TrackPublic]
+    next_cursor: str | None
+
+
+class UploadCreate(BaseModel):
+    """Ask for a presigned URL to upload a big song straight to storage."""
+
+    model_config = {"extra": "forbid"}
+
+    filename: str = Field(min_length=1, max_length=255)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the bytes, lowercase hex.")
+    size_bytes: int = Field(gt=0, description="Exact size; the URL accepts only this many bytes.")
+
+
+class UploadTicket(BaseModel):
+    upload_id: str
+    url: str
+    method: str = "PUT"
+    headers: dict[str, str]
+    expires_at: float
+    complete_url: str
+
+
+# -- jobs ---------------------------------------------------------------------------------------------------
+class SubmitCreate(BaseModel):
+    """Render one or more of the team's tracks: one job each, grouped in one batch."""
+
+    model_config = {"extra": "forbid"}
+
+    tracks: list[str] = Field(min_length=1, description="SHA-256 of each track (an album: many).")
+    options: JobOptions = Field(default_factory=JobOptions)
+    priority: int = Field(default=5, ge=0, le=9, description="9 runs first.")
+    callback_url: AnyHttpUrl | None = Field(
+        default=None, description="POSTed, signed, when a job or the batch ends."
+    )
+    force: bool = Field(default=False, description="Render again even if the same request was rendered.")
+
+
+class JobPublic(BaseModel):
+    id: str
+    batch_id: str | None
+    track_sha256: str
+    track_name: str
+    options: JobOptions
+    priority: int
+    state: JobState
+    progress: float
+    error_code: str | None
+    error_message: str | None
+    artifacts: list[str] = Field(description="Kinds of files ready to download.")
+    summary: dict[str, Any]
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    deduplicated: bool = False
+
+    @classmethod
+    def from_record(cls, r: JobRecord, *, deduplicated: bool = False) -> JobPublic:
+        return cls(
+            id=r.id,
+            batch_id=r.batch_id,
+            track_sha256=r.track_sha256,
+            track_name=r.track_name,
+            options=r.options,
+            priority=r.priority,
+            state=r.state,
+            progress=r.progress,
+            error_code=r.error_code,
+            error_message=r.error_message,
+            artifacts=sorted(r.artifacts),
+            summary=r.summary,
+            created_at=r.created_at,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
+            deduplicated=deduplicated,
+        )
+
+
+class JobList(BaseModel):
+    items: list[JobPublic]
+    next_cursor: str | None
+
+
+class BatchPublic(BaseModel):
+    id: str
+    job_ids: list[str]
+    state: str
+    progress: float
+    counts: dict[str, int]
+    created_at: float
+
+
+class SubmitPublic(BaseModel):
+    batch: BatchPublic
+    jobs: list[JobPublic]
+
+
+class ArtifactLink(BaseModel):
+    kind: str
+    filename: str
+    url: str
+
+
+class ArtifactsPublic(BaseModel):
+    job_id: str
+    expires_at: float
+    artifacts: list[ArtifactLink]
+
+
+# -- routines -----------------------------------------------------------------------------------------------
+class RoutineCreate(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    job_id: str = Field(max_length=80)
+    title: str = Field(min_length=1, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=32)
+    style: str | None = Field(default=None, max_length=40, description="Defaults to the dance's style.")
+
+
+class RoutinePublic(BaseModel):
+    id: str
+    job_id: str
+    title: str
+    tags: list[str]
+    style: str
+    tempo_bpm: float
+    duration_s: float
+    intensity: float = Field(description="Mean joint speed of the dance, m/s.")
+    intensity_level: str = Field(description=f"One of {', '.join(INTENSITY_LEVELS)}.")
+    created_at: float
+    downloads: list[ArtifactLink] | None = None
+    downloads_expire_at: float | None = None
+
+    @classmethod
+    def from_record(cls, r: RoutineRecord) -> RoutinePublic:
+        return cls(
+            id=r.id,
+            job_id=r.job_id,
+            title=r.title,
+            tags=r.tags,
+            style=r.style,
+            tempo_bpm=r.tempo_bpm,
+            duration_s=r.duration_s,
+            intensity=r.intensity,
+            intensity_level=r.intensity_level,
+            created_at=r.created_at,
+        )
+
+
+class RoutineList(BaseModel):
+    items: list[RoutinePublic]
+    next_cursor: str | None
+
+
+# -- keys ---------------------------------------------------------------------------------------------------
+class KeyCreate(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    team: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
+    name: str = Field(min_length=1, max_length=100)
+    scopes: list[str] = Field(min_length=1, description=f"Any of {', '.join(SCOPES)}.")
+    rate_limit_per_minute: int | None = Field(default=None, gt=0)
+
+
+class KeyPublic(BaseModel):
+    id: str
+    team: str
+    name: str
+    scopes: list[str]
+    rate_limit_per_minute: int | None
+    created_at: float
+    revoked_at: float | None
+
+    @classmethod
+    def from_record(cls, r: ApiKeyRecord) -> KeyPublic:
+        return cls(
+            id=r.id,
+            team=r.team,
+            name=r.name,
+            scopes=r.scopes,
+            rate_limit_per_minute=r.rate_limit_per_minute,
+            created_at=r.created_at,
+            revoked_at=r.revoked_at,
+        )
+
+
+class KeyCreated(BaseModel):
+    key: KeyPublic
+    token: str = Field(description="The secret key; shown this once only.")
+
+
+class KeyList(BaseModel):
+    items: list[KeyPublic]

@@ -1,0 +1,121 @@
+"""Stream a multipart song upload into storage without holding it in memory.
+
+The request body is parsed as it arrives; the bytes of the ``file`` part go to
+a :class:`~choreo.service.storage.StreamingUpload` in parts (one PUT when
+small, an S3 multipart upload when big), hashed on the way. The size limit is
+enforced on the bytes seen, not on what the client claims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.concurrency import run_in_threadpool
+
+from api.errors import ApiError
+from choreo.service.storage import StreamingUpload
+
+__all__ = ["StreamedFile", "stream_file_part"]
+
+_FLUSH_BYTES = 1024 * 1024
+
+
+@dataclass
+class StreamedFile:
+    """What arrived in the ``file`` part."""
+
+    filename: str | None = None
+    size_bytes: int = 0
+    sha256: str = ""
+    head: bytes = b""
+    seen_parts: list[str] = field(default_factory=list)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def stream_file_part(request: Request, upload: StreamingUpload, *, max_bytes: int) -> StreamedFile:
+    """Parse the request's multipart body and stream its ``file`` part into ``upload``.
+
+    Raises
+    ------
+    ApiError
+        415 when the body is not multipart, 413 past ``max_bytes`` and 422 when
+        there is no ``file`` part. ``upload`` is aborted on every error.
+    """
+    content_type, params = parse_options_header(request.headers.get("content-type", ""))
+    boundary = params.get(b"boundary")
+    if content_type != b"multipart/form-data" or not boundary:
+        raise ApiError(415, "not_multipart", "send the song as multipart/form-data with a 'file' field")
+
+    result = StreamedFile()
+    state = {"name": None, "filename": None, "header_field": b"", "header_value": b"", "in_file": False}
+    pending = bytearray()
+
+    def on_header_field(data: bytes, start: int, end: int) -> None:
+        state["header_field"] += data[start:end]
+
+    def on_header_value(data: bytes, start: int, end: int) -> None:
+        state["header_value"] += data[start:end]
+
+    def on_header_end() -> None:
+        if state["header_field"].lower() == b"content-disposition":
+            _, options = parse_options_header(state["header_value"])
+            state["name"] = options.get(b"name", b"").decode("utf-8", "replace")
+            raw_filename = options.get(b"filename")
+            state["filename"] = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
+        state["header_field"], state["header_value"] = b"", b""
+
+    def on_headers_finished() -> None:
+        result.seen_parts.append(state["name"] or "")
+        state["in_file"] = state["name"] == "file" and result.filename is None
+        if state["in_file"]:
+            result.filename = state["filename"] or ""
+
+    def on_part_data(data: bytes, start: int, end: int) -> None:
+        if state["in_file"]:
+            result.size_bytes += end - start
+            if result.size_bytes > max_bytes:
+                raise _TooLarge
+            pending.extend(data[start:end])
+
+    def on_part_end() -> None:
+        state["in_file"] = False
+        state["name"] = None
+
+    parser = MultipartParser(
+        boundary,
+        {
+            "on_header_field": on_header_field,
+            "on_header_value": on_header_value,
+            "on_header_end": on_header_end,
+            "on_headers_finished": on_headers_finished,
+            "on_part_data": on_part_data,
+            "on_part_end": on_part_end,
+        },
+    )
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+            if len(pending) >= _FLUSH_BYTES:
+                data = bytes(pending)
+                pending.clear()
+                await run_in_threadpool(upload.write, data)
+        parser.finalize()
+        if pending:
+            await run_in_threadpool(upload.write, bytes(pending))
+        if result.filename is None:
+            raise ApiError(422, "missing_file", f"no 'file' part in the upload (parts: {result.seen_parts})")
+        await run_in_threadpool(upload.complete)
+    except _TooLarge:
+        await run_in_threadpool(upload.abort)
+        raise ApiError(413, "too_large", f"the song is larger than the limit of {max_bytes} bytes") from None
+    except BaseException:
+        await run_in_threadpool(upload.abort)
+        raise
+    result.sha256 = upload.sha256
+    result.head = upload.head
+    return result

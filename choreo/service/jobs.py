@@ -1,0 +1,285 @@
+"""Job and batch records: written to storage first, indexed in Redis, moved forward only.
+
+Redis keys (under the service prefix):
+
+- ``job:<id>``: the record as JSON;
+- ``jobs:<team>`` and ``jobs:<team>:<state>``: sorted sets of job ids scored by
+  their sequence number, for listing with a cursor;
+- ``dedup:<team>:<fingerprint>``: the job that renders that track with those
+  options for that team;
+- ``batch:<id>``: a batch record as JSON.
+
+Every change goes through :func:`update_job`, an optimistic transaction, so a
+worker's progress and a user's cancel never overwrite each other; a job that
+reached a terminal state stays there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import redis
+
+from choreo.service.context import ServiceContext
+from choreo.service.records import (
+    STATE_ORDER,
+    TERMINAL_STATES,
+    BatchRecord,
+    JobRecord,
+    JobState,
+    batch_key,
+    job_prefix,
+    job_record_key,
+    now_s,
+)
+
+__all__ = [
+    "advance_job",
+    "batch_status",
+    "create_batch",
+    "create_job",
+    "delete_job",
+    "end_job",
+    "find_duplicate",
+    "get_batch",
+    "get_job",
+    "index_batch",
+    "index_job",
+    "list_jobs",
+    "next_seq",
+    "save_job",
+    "update_job",
+]
+
+
+def next_seq(ctx: ServiceContext) -> int:
+    """A number larger than every earlier one: the listing order and the cursor."""
+    return int(ctx.redis.incr(ctx.key("seq")))
+
+
+def _index_commands(ctx: ServiceContext, pipe: redis.client.Pipeline, job: JobRecord) -> None:
+    pipe.set(ctx.key("job", job.id), job.model_dump_json())
+    pipe.zadd(ctx.key("jobs", job.team), {job.id: job.seq})
+    for state in JobState:
+        if state != job.state:
+            pipe.zrem(ctx.key("jobs", job.team, state.value), job.id)
+    pipe.zadd(ctx.key("jobs", job.team, job.state.value), {job.id: job.seq})
+    dedup = ctx.key("dedup", job.team, job.fingerprint)
+    if job.state in (JobState.FAILED, JobState.CANCELLED):
+        # A failed or cancelled render does not stop the same request from rendering again.
+        pipe.eval(
+            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+            1,
+            dedup,
+            job.id,
+        )
+    else:
+        pipe.set(dedup, job.id)
+
+
+def index_job(ctx: ServiceContext, job: JobRecord) -> None:
+    """Write a job to the Redis index only (creation and the rebuild)."""
+    pipe = ctx.redis.pipeline()
+    _index_commands(ctx, pipe, job)
+    pipe.execute()
+
+
+def save_job(ctx: ServiceContext, job: JobRecord) -> None:
+    """Write a job's record to storage (``jobs/<id>/job.json``)."""
+    ctx.storage.put_json(job_record_key(job.id), job.model_dump(mode="json"))
+
+
+def create_job(ctx: ServiceContext, job: JobRecord) -> JobRecord:
+    """Record a new job: storage first, then the index. Enqueue only after this returns."""
+    if job.seq == 0:
+        job.seq = next_seq(ctx)
+    save_job(ctx, job)
+    index_job(ctx, job)
+    return job
+
+
+def get_job(ctx: ServiceContext, job_id: str, *, team: str | None = None) -> JobRecord | None:
+    """The job, or None; with ``team``, another team's job is None too."""
+    raw = ctx.redis.get(ctx.key("job", job_id))
+    if not raw:
+        return None
+    job = JobRecord.model_validate_json(raw)
+    if team is not None and job.team != team:
+        return None
+    return job
+
+
+def find_duplicate(ctx: ServiceContext, team: str, fingerprint: str) -> JobRecord | None:
+    """The team's live or finished job with this fingerprint, if any."""
+    job_id = ctx.redis.get(ctx.key("dedup", team, fingerprint))
+    if not job_id:
+        return None
+    job = get_job(ctx, job_id, team=team)
+    if job is None or job.state in (JobState.FAILED, JobState.CANCELLED):
+        return None
+    return job
+
+
+def update_job(
+    ctx: ServiceContext, job_id: str, change: Callable[[JobRecord], bool], *, persist: bool = True
+) -> JobRecord | None:
+    """Apply ``change`` to the job atomically; ``change`` returns False to leave it as it is.
+
+    Returns the job as it is afterwards (None if it no longer exists). With
+    ``persist``, a changed job is also written to storage.
+    """
+    key = ctx.key("job", job_id)
+    while True:
+        with ctx.redis.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw = pipe.get(key)
+                if not raw:
+                    return None
+                job = JobRecord.model_validate_json(raw)
+                if not change(job):
+                    pipe.unwatch()
+                    return job
+                pipe.multi()
+                _index_commands(ctx, pipe, job)
+                pipe.execute()
+            except redis.WatchError:
+                continue
+        if persist:
+            save_job(ctx, job)
+        return job
+
+
+def advance_job(
+    ctx: ServiceContext,
+    job_id: str,
+    state: JobState,
+    *,
+    progress: float | None = None,
+    error_code: str | None = None,
+    error_message: str | None = None,
+) -> JobRecord | None:
+    """Move a job forward to ``state`` (never back, never out of a terminal state).
+
+    Progress alone (same state) updates only the index; a change of state is
+    also written to storage.
+    """
+    state_changed = False
+
+    def change(job: JobRecord) -> bool:
+        nonlocal state_changed
+        if job.terminal or STATE_ORDER[state] < STATE_ORDER[job.state]:
+            return False
+        state_changed = state != job.state
+        if state_changed and job.started_at is None and state != JobState.QUEUED:
+            job.started_at = now_s()
+        job.state = state
+        if progress is not None:
+            job.progress = round(max(job.progress, min(progress, 1.0)), 4)
+        if state in TERMINAL_STATES:
+            job.finished_at = now_s()
+            if state == JobState.DONE:
+                job.progress = 1.0
+        if error_code is not None:
+            job.error_code, job.error_message = error_code, error_message
+        return state_changed or progress is not None
+
+    job = update_job(ctx, job_id, change, persist=False)
+    if job is not None and state_changed:
+        save_job(ctx, job)
+    return job
+
+
+def end_job(
+    ctx: ServiceContext, job_id: str, state: JobState, *, code: str, message: str
+) -> JobRecord | None:
+    """Move a live job to ``failed`` or ``cancelled`` with a reason.
+
+    Returns the record only when this call ended the job, so the caller
+    announces each end exactly once; None when it had already ended or is gone.
+    """
+    ended = False
+
+    def change(job: JobRecord) -> bool:
+        nonlocal ended
+        if job.terminal:
+            return False
+        job.state, job.error_code, job.error_message = state, code, message
+        job.finished_at = now_s()
+        ended = True
+        return True
+
+    job = update_job(ctx, job_id, change)
+    return job if ended else None
+
+
+def list_jobs(
+    ctx: ServiceContext, team: str, *, state: JobState | None, limit: int, before_seq: int | None
+) -> tuple[list[JobRecord], int | None]:
+    """A page of the team's jobs, newest first; returns the jobs and the next cursor (or None)."""
+    index = ctx.key("jobs", team, state.value) if state else ctx.key("jobs", team)
+    top = f"({before_seq}" if before_seq is not None else "+inf"
+    ids = ctx.redis.zrevrangebyscore(index, top, "-inf", start=0, num=limit + 1)
+    raws = ctx.redis.mget([ctx.key("job", i) for i in ids[:limit]]) if ids else []
+    jobs = [JobRecord.model_validate_json(r) for r in raws if r]
+    cursor = jobs[-1].seq if len(ids) > limit and jobs else None
+    return jobs, cursor
+
+
+def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
+    """Remove a job's files (``jobs/<id>/``) and its index entries; returns the objects deleted."""
+    removed = ctx.storage.delete_prefix(job_prefix(job.id))
+    pipe = ctx.redis.pipeline()
+    pipe.delete(ctx.key("job", job.id))
+    pipe.zrem(ctx.key("jobs", job.team), job.id)
+    for state in JobState:
+        pipe.zrem(ctx.key("jobs", job.team, state.value), job.id)
+    pipe.eval(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        1,
+        ctx.key("dedup", job.team, job.fingerprint),
+        job.id,
+    )
+    pipe.execute()
+    return removed
+
+
+# -- batches ------------------------------------------------------------------------------------------------
+def index_batch(ctx: ServiceContext, batch: BatchRecord) -> None:
+    ctx.redis.set(ctx.key("batch", batch.id), batch.model_dump_json())
+
+
+def create_batch(ctx: ServiceContext, batch: BatchRecord) -> BatchRecord:
+    ctx.storage.put_json(batch_key(batch.id), batch.model_dump(mode="json"))
+    index_batch(ctx, batch)
+    for job_id in batch.job_ids:
+        ctx.redis.sadd(ctx.key("job_batches", job_id), batch.id)
+    return batch
+
+
+def get_batch(ctx: ServiceContext, batch_id: str, *, team: str | None = None) -> BatchRecord | None:
+    raw = ctx.redis.get(ctx.key("batch", batch_id))
+    if not raw:
+        return None
+    batch = BatchRecord.model_validate_json(raw)
+    if team is not None and batch.team != team:
+        return None
+    return batch
+
+
+def batch_status(ctx: ServiceContext, batch: BatchRecord) -> dict[str, object]:
+    """A batch's progress (mean of its jobs'), state counts and whether every job has ended."""
+    raws = ctx.redis.mget([ctx.key("job", i) for i in batch.job_ids]) if batch.job_ids else []
+    jobs = [JobRecord.model_validate_json(r) for r in raws if r]
+    counts = {s.value: 0 for s in JobState}
+    for job in jobs:
+        counts[job.state.value] += 1
+    n_missing = len(batch.job_ids) - len(jobs)
+    progress = (sum(j.progress for j in jobs) + n_missing) / max(len(batch.job_ids), 1)
+    finished = all(j.terminal for j in jobs)
+    return {
+        "progress": round(progress, 4),
+        "counts": counts,
+        "finished": finished,
+        "state": "finished" if finished else "running",
+    }

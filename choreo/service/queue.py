@@ -1,0 +1,118 @@
+"""The Celery configuration and enqueueing by task name.
+
+The API imports this module, never the tasks: it sends ``choreo.prepare`` →
+``choreo.generate`` → ``choreo.finish`` as a chain of signatures by name, so it
+needs neither the engines nor the pipeline. The workers build their app from
+the same :func:`celery_config`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery, chain
+
+from choreo.service.records import JobRecord
+from choreo.service.settings import ServiceSettings
+
+__all__ = [
+    "CPU_QUEUE",
+    "GPU_QUEUE",
+    "PRIORITY_STEPS",
+    "TASK_CALLBACK",
+    "TASK_FINISH",
+    "TASK_GENERATE",
+    "TASK_PREPARE",
+    "celery_config",
+    "enqueue_callback",
+    "enqueue_job",
+    "make_celery",
+    "queue_depths",
+]
+
+CPU_QUEUE = "cpu"
+GPU_QUEUE = "gpu"
+TASK_PREPARE = "choreo.prepare"
+TASK_GENERATE = "choreo.generate"
+TASK_FINISH = "choreo.finish"
+TASK_CALLBACK = "choreo.callback"
+PRIORITY_STEPS = list(range(10))
+_PRIORITY_SEP = ":"
+
+
+def celery_config(settings: ServiceSettings) -> dict[str, Any]:
+    """Broker, results and delivery guarantees shared by the API and every worker."""
+    return {
+        "broker_url": settings.redis_url,
+        "result_backend": settings.redis_url,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        "result_expires": 24 * 3600,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure_or_timeout": True,
+        "worker_prefetch_multiplier": 1,
+        "task_time_limit": settings.job_timeout_s,
+        "task_soft_time_limit": max(settings.job_timeout_s - 30, 1),
+        "task_default_queue": CPU_QUEUE,
+        "task_routes": {
+            TASK_PREPARE: {"queue": CPU_QUEUE},
+            TASK_GENERATE: {"queue": GPU_QUEUE},
+            TASK_FINISH: {"queue": CPU_QUEUE},
+            TASK_CALLBACK: {"queue": CPU_QUEUE},
+        },
+        "broker_transport_options": {
+            "visibility_timeout": settings.visibility_timeout_s,
+            "priority_steps": PRIORITY_STEPS,
+            "sep": _PRIORITY_SEP,
+            "queue_order_strategy": "priority",
+        },
+        "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
+        "broker_connection_retry_on_startup": True,
+        "worker_hijack_root_logger": False,
+        "task_track_started": False,
+    }
+
+
+def make_celery(settings: ServiceSettings, *, name: str = "choreo") -> Celery:
+    """A Celery app with the shared configuration and no tasks of its own."""
+    app = Celery(name)
+    app.conf.update(celery_config(settings))
+    return app
+
+
+def _broker_priority(priority: int) -> int:
+    # Our priority: 9 is most urgent. Redis transport: 0 is served first.
+    return 9 - priority
+
+
+def enqueue_job(app: Celery, job: JobRecord) -> str:
+    """Send the job's three stages as one chain; returns the chain's last task id.
+
+    Call only after the job record is written, so a worker never finds no record.
+    """
+    priority = _broker_priority(job.priority)
+    steps = [
+        app.signature(TASK_PREPARE, args=(job.id,), queue=CPU_QUEUE, priority=priority, immutable=True),
+        app.signature(TASK_GENERATE, args=(job.id,), queue=GPU_QUEUE, priority=priority, immutable=True),
+        app.signature(TASK_FINISH, args=(job.id,), queue=CPU_QUEUE, priority=priority, immutable=True),
+    ]
+    return chain(*steps).apply_async().id
+
+
+def enqueue_callback(app: Celery, url: str, payload: dict[str, Any]) -> None:
+    """Ask a CPU worker to POST ``payload`` to ``url``, signed and retried."""
+    app.send_task(TASK_CALLBACK, args=(url, payload), queue=CPU_QUEUE)
+
+
+def queue_depths(app: Celery) -> dict[str, int]:
+    """Messages waiting in each queue, all priorities together."""
+    depths: dict[str, int] = {}
+    with app.connection_for_read() as conn:
+        client = conn.default_channel.client
+        for queue in (CPU_QUEUE, GPU_QUEUE):
+            names = [queue] + [f"{queue}{_PRIORITY_SEP}{p}" for p in PRIORITY_STEPS if p]
+            depths[queue] = sum(int(client.llen(n)) for n in names)
+    return depths

@@ -1,0 +1,55 @@
+"""Rebuild the Redis index from storage, the record, after Redis lost its data.
+
+Reads every key, track, job, batch and routine record from the bucket and
+writes the index entries again; running it twice gives the same index.
+"""
+
+from __future__ import annotations
+
+from choreo.service.context import ServiceContext
+from choreo.service.jobs import index_batch, index_job
+from choreo.service.keys import index_key
+from choreo.service.records import ApiKeyRecord, BatchRecord, JobRecord, RoutineRecord, TrackRecord
+from choreo.service.routines import index_routine
+from choreo.service.tracks import index_track
+
+__all__ = ["rebuild_index"]
+
+
+def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
+    """Index everything the bucket records; returns how many of each kind were indexed."""
+    counts = {"keys": 0, "tracks": 0, "jobs": 0, "batches": 0, "routines": 0}
+    max_seq = 0
+    for key in ctx.storage.list_keys("keys/"):
+        if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
+            index_key(ctx, ApiKeyRecord.model_validate(raw))
+            counts["keys"] += 1
+    for key in ctx.storage.list_keys("teams/"):
+        if "/tracks/" in key and key.endswith(".json") and (raw := ctx.storage.get_json(key)):
+            index_track(ctx, TrackRecord.model_validate(raw))
+            counts["tracks"] += 1
+    jobs = []
+    for key in ctx.storage.list_keys("jobs/"):
+        if key.endswith("/job.json") and (raw := ctx.storage.get_json(key)):
+            jobs.append(JobRecord.model_validate(raw))
+    for job in sorted(jobs, key=lambda j: j.seq):
+        index_job(ctx, job)
+        max_seq = max(max_seq, job.seq)
+    counts["jobs"] = len(jobs)
+    for key in ctx.storage.list_keys("batches/"):
+        if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
+            batch = BatchRecord.model_validate(raw)
+            index_batch(ctx, batch)
+            for job_id in batch.job_ids:
+                ctx.redis.sadd(ctx.key("job_batches", job_id), batch.id)
+            counts["batches"] += 1
+    for key in ctx.storage.list_keys("routines/"):
+        if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
+            routine = RoutineRecord.model_validate(raw)
+            index_routine(ctx, routine)
+            max_seq = max(max_seq, routine.seq)
+            counts["routines"] += 1
+    current = int(ctx.redis.get(ctx.key("seq")) or 0)
+    if max_seq > current:
+        ctx.redis.set(ctx.key("seq"), max_seq)
+    return counts

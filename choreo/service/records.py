@@ -1,0 +1,248 @@
+"""The records the service keeps: tracks, jobs, batches, routines and API keys.
+
+Each record is a pydantic model that is stored as JSON twice: in Redis (the
+index, fast, may be lost) and in object storage (the record, durable). The
+storage key of each is given by a ``*_key`` function here, so the rebuild
+command and the writers agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from choreo.settings import SUPPORTED_FPS
+from choreo.styles import AUTO, STYLES
+
+__all__ = [
+    "ACTIVE_STATES",
+    "INTENSITY_LEVELS",
+    "JOB_FORMATS",
+    "SCOPES",
+    "TERMINAL_STATES",
+    "ApiKeyRecord",
+    "BatchRecord",
+    "JobOptions",
+    "JobRecord",
+    "JobState",
+    "RoutineRecord",
+    "TrackRecord",
+    "batch_key",
+    "job_prefix",
+    "job_record_key",
+    "key_record_key",
+    "new_id",
+    "now_s",
+    "routine_key",
+    "song_key",
+    "team_track_key",
+]
+
+SCOPES = ("content", "fitness", "admin")
+"""content: upload, submit, publish; fitness: read routines; admin: manage keys."""
+
+INTENSITY_LEVELS = ("low", "medium", "high")
+
+JOB_FORMATS = ("bvh", "fbx", "glb")
+"""Dance formats a job may ask for (the workers' exporters decide which they can write)."""
+
+RIGS = ("smpl", "mixamo")
+
+
+class JobState(StrEnum):
+    """Where a job is; the order of the first five is the order a job moves in."""
+
+    QUEUED = "queued"
+    DECODING = "decoding"
+    GENERATING = "generating"
+    EXPORTING = "exporting"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATES = frozenset({JobState.DONE, JobState.FAILED, JobState.CANCELLED})
+ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
+STATE_ORDER = {s: i for i, s in enumerate(JobState)}
+
+
+def new_id(prefix: str) -> str:
+    """A fresh random id such as ``job_3f2a...``; ids never encode a team or a time."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def now_s() -> float:
+    return round(time.time(), 3)
+
+
+class JobOptions(BaseModel):
+    """How to render one song; every field has the default a silent caller gets."""
+
+    model_config = {"extra": "forbid"}
+
+    fps: int = Field(default=30, description=f"One of {SUPPORTED_FPS}.")
+    formats: list[str] = Field(default_factory=lambda: ["bvh"], min_length=1, max_length=3)
+    style: str = Field(default=AUTO, description=f"{AUTO} or one of {', '.join(STYLES)}.")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="Same song, same seed, same dance.")
+    rig: str = Field(default="smpl", description="smpl or mixamo.")
+    in_place: bool = Field(default=False, description="Keep the dancer on the spot.")
+
+    @field_validator("fps")
+    @classmethod
+    def _known_fps(cls, fps: int) -> int:
+        if fps not in SUPPORTED_FPS:
+            choices = ", ".join(map(str, SUPPORTED_FPS))
+            raise ValueError(f"fps {fps} is not supported; choose one of {choices}")
+        return fps
+
+    @field_validator("formats")
+    @classmethod
+    def _known_formats(cls, formats: list[str]) -> list[str]:
+        unknown = [f for f in formats if f not in JOB_FORMATS]
+        if unknown:
+            raise ValueError(f"unknown format {', '.join(unknown)}; choose from {', '.join(JOB_FORMATS)}")
+        return list(dict.fromkeys(formats))
+
+    @field_validator("style")
+    @classmethod
+    def _known_style(cls, style: str) -> str:
+        if style != AUTO and style not in STYLES:
+            raise ValueError(f"unknown style {style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
+        return style
+
+    @field_validator("rig")
+    @classmethod
+    def _known_rig(cls, rig: str) -> str:
+        if rig not in RIGS:
+            raise ValueError(f"unknown rig {rig!r}; choose one of {', '.join(RIGS)}")
+        return rig
+
+    def fingerprint(self, track_sha256: str) -> str:
+        """A digest of the track and every option that changes the output: the dedup key."""
+        canonical = self.model_dump() | {"formats": sorted(set(self.formats)), "track": track_sha256}
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+
+
+class TrackRecord(BaseModel):
+    """One team's song, stored once per content under ``tracks/<sha256>.<ext>``."""
+
+    sha256: str
+    team: str
+    ext: str
+    size_bytes: int
+    filename: str
+    created_at: float = Field(default_factory=now_s)
+
+    @property
+    def storage_key(self) -> str:
+        return song_key(self.sha256, self.ext)
+
+
+class JobRecord(BaseModel):
+    """One song's render and everything known about it."""
+
+    id: str
+    team: str
+    batch_id: str | None = None
+    track_sha256: str
+    track_ext: str
+    track_name: str
+    options: JobOptions
+    priority: int = 5
+    callback_url: str | None = None
+    fingerprint: str
+    state: JobState = JobState.QUEUED
+    progress: float = 0.0
+    error_code: str | None = None
+    error_message: str | None = None
+    artifacts: dict[str, str] = Field(default_factory=dict, description="Storage key by kind.")
+    summary: dict[str, Any] = Field(default_factory=dict, description="Tempo, duration, energy, style...")
+    timings_s: dict[str, float] = Field(default_factory=dict)
+    seq: int = 0
+    created_at: float = Field(default_factory=now_s)
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class BatchRecord(BaseModel):
+    """An album: the jobs submitted in one request, with its own progress."""
+
+    id: str
+    team: str
+    job_ids: list[str]
+    callback_url: str | None = None
+    callback_sent: bool = False
+    created_at: float = Field(default_factory=now_s)
+
+
+class RoutineRecord(BaseModel):
+    """A finished dance published for fitness apps."""
+
+    id: str
+    team: str
+    job_id: str
+    title: str
+    tags: list[str] = Field(default_factory=list)
+    style: str
+    tempo_bpm: float
+    duration_s: float
+    intensity: float = Field(description="Mean joint speed of the dance, m/s.")
+    intensity_level: str
+    artifacts: dict[str, str] = Field(default_factory=dict)
+    seq: int = 0
+    created_at: float = Field(default_factory=now_s)
+
+
+class ApiKeyRecord(BaseModel):
+    """An API key as stored: its secret only as a hash."""
+
+    id: str
+    team: str
+    name: str
+    scopes: list[str]
+    secret_sha256: str
+    rate_limit_per_minute: int | None = None
+    created_at: float = Field(default_factory=now_s)
+    revoked_at: float | None = None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+def song_key(sha256: str, ext: str) -> str:
+    return f"tracks/{sha256}.{ext}"
+
+
+def team_track_key(team: str, sha256: str) -> str:
+    return f"teams/{team}/tracks/{sha256}.json"
+
+
+def job_prefix(job_id: str) -> str:
+    return f"jobs/{job_id}/"
+
+
+def job_record_key(job_id: str) -> str:
+    return f"jobs/{job_id}/job.json"
+
+
+def batch_key(batch_id: str) -> str:
+    return f"batches/{batch_id}.json"
+
+
+def routine_key(routine_id: str) -> str:
+    return f"routines/{routine_id}.json"
+
+
+def key_record_key(key_id: str) -> str:
+    return f"keys/{key_id}.json"

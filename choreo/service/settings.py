@@ -1,0 +1,88 @@
+"""Settings of the service, read from ``CHOREO_*`` environment variables.
+
+The service's settings live apart from :class:`choreo.settings.Settings` (what a
+render does) because only the API and the workers need them. Development and
+test runs work with the defaults; production refuses the placeholder secrets.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["PLACEHOLDER_SECRET", "ServiceSettings", "get_service_settings"]
+
+PLACEHOLDER_SECRET = "change-me"
+"""The default of every secret; accepted in development and test only."""
+
+
+class ServiceSettings(BaseSettings):
+    """Where the service's parts are and the limits it enforces."""
+
+    model_config = SettingsConfigDict(env_prefix="CHOREO_", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = Field(
+        default="development", description="production refuses placeholder secrets."
+    )
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Index, broker and results.")
+    redis_prefix: str = Field(default="choreo:", description="Prefix of every index key the service writes.")
+
+    s3_endpoint_url: str | None = Field(default=None, description="S3 endpoint; None means AWS.")
+    s3_public_endpoint_url: str | None = Field(
+        default=None, description="Endpoint in presigned URLs, when clients reach S3 by another name."
+    )
+    s3_region: str = Field(default="us-east-1")
+    s3_access_key: SecretStr = Field(default=SecretStr(PLACEHOLDER_SECRET))
+    s3_secret_key: SecretStr = Field(default=SecretStr(PLACEHOLDER_SECRET))
+    s3_bucket: str = Field(default="choreo")
+    s3_part_bytes: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024, description="Multipart part.")
+
+    max_upload_bytes: int = Field(default=200 * 1024 * 1024, gt=0, description="Largest song accepted.")
+    presign_expiry_s: int = Field(default=3600, gt=0, le=7 * 24 * 3600, description="Life of presigned URLs.")
+    rate_limit_per_minute: int = Field(default=600, gt=0, description="Requests per key per minute.")
+    max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
+    page_size_max: int = Field(default=200, gt=0)
+
+    intensity_low_below_m_per_s: float = Field(
+        default=0.5, gt=0, description="Mean joint speed under which a routine is low intensity."
+    )
+    intensity_high_from_m_per_s: float = Field(
+        default=1.0, gt=0, description="Mean joint speed from which a routine is high intensity."
+    )
+
+    callback_secret: SecretStr = Field(
+        default=SecretStr(PLACEHOLDER_SECRET), description="HMAC-SHA256 key that signs callback bodies."
+    )
+    callback_max_attempts: int = Field(default=6, ge=1)
+    callback_timeout_s: float = Field(default=10.0, gt=0)
+
+    job_timeout_s: int = Field(default=3600, gt=0, description="Longest any one task may run.")
+    visibility_timeout_s: int = Field(
+        default=0, ge=0, description="Broker re-delivery delay; 0 derives twice job_timeout_s."
+    )
+    task_max_retries: int = Field(default=5, ge=0, description="Retries of a task on transient errors.")
+    gpu_concurrency: int = Field(default=4, ge=1, description="Generation tasks one GPU worker runs at once.")
+
+    @model_validator(mode="after")
+    def _derive_and_refuse(self) -> ServiceSettings:
+        if self.visibility_timeout_s == 0:
+            self.visibility_timeout_s = 2 * self.job_timeout_s
+        if self.visibility_timeout_s <= self.job_timeout_s:
+            raise ValueError(
+                f"visibility_timeout_s ({self.visibility_timeout_s}) must exceed job_timeout_s "
+                f"({self.job_timeout_s}), or a running job is delivered twice"
+            )
+        if self.environment == "production":
+            for name in ("s3_access_key", "s3_secret_key", "callback_secret"):
+                if getattr(self, name).get_secret_value() == PLACEHOLDER_SECRET:
+                    raise ValueError(f"CHOREO_{name.upper()} must be set in production")
+        return self
+
+
+@lru_cache
+def get_service_settings() -> ServiceSettings:
+    """The process's service settings, read once from the environment."""
+    return ServiceSettings()

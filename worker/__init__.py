@@ -1,0 +1,1 @@
+"""Celery workers: ``celery -A worker.app worker -Q cpu`` and ``-Q gpu``."""

@@ -1,0 +1,69 @@
+"""The workers' Celery app, and the engine loaded once per GPU worker process.
+
+Run a CPU worker (decode, features, post-processing, export, upload)::
+
+    celery -A worker.app worker -Q cpu --prefetch-multiplier 1 -c 2
+
+and one GPU worker per GPU, many generation tasks in one process so that the
+sequence batcher can pack them into each engine call::
+
+    CUDA_VISIBLE_DEVICES=0 celery -A worker.app worker -Q gpu -P threads -c 4 --prefetch-multiplier 1
+
+The engine is loaded when the worker starts (``worker_init`` for the threads
+and solo pools, ``worker_process_init`` in each forked child of a prefork
+pool), never before a fork, and never by a worker that does not serve ``gpu``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import signals
+
+from choreo.service.queue import GPU_QUEUE, make_celery
+from choreo.service.settings import get_service_settings
+
+__all__ = ["app", "worker_engine"]
+
+log = logging.getLogger(__name__)
+
+app = make_celery(get_service_settings(), name="choreo-worker")
+app.conf.include = ["worker.tasks"]
+
+_serves_gpu = False
+_engine: Any = None
+
+
+def _load_engine() -> Any:
+    global _engine
+    if _engine is None:
+        from choreo.pipeline import load_engine
+
+        _engine = load_engine()
+        log.info("engine loaded: %s", type(_engine).__name__)
+    return _engine
+
+
+def worker_engine() -> Any:
+    """This process's engine; loads it if start-up did not (a task run as a plain function)."""
+    return _load_engine()
+
+
+def _forks(pool: object) -> bool:
+    name = pool if isinstance(pool, str) else getattr(pool, "__module__", "") + str(pool)
+    return "prefork" in name or name == "processes"
+
+
+@signals.worker_init.connect
+def _on_worker_init(sender: Any, **_: Any) -> None:
+    global _serves_gpu
+    _serves_gpu = GPU_QUEUE in set(sender.app.amqp.queues.keys())
+    if _serves_gpu and not _forks(sender.pool_cls):
+        _load_engine()
+
+
+@signals.worker_process_init.connect
+def _on_worker_process_init(**_: Any) -> None:
+    if _serves_gpu:
+        _load_engine()
