@@ -1,0 +1,75 @@
+"""Every measure of one dance at once, computed from one forward-kinematics pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from choreo.metrics.beat_align import beat_align_score
+from choreo.metrics.diversity import kinetic_features
+from choreo.metrics.foot_skate import foot_skate_ratio
+from choreo.metrics.freeze import freeze_ratio
+from choreo.metrics.jerk import mean_jerk
+from choreo.metrics.limits import limit_violations
+from choreo.metrics.pfc import pfc_score
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+
+__all__ = ["DanceScores", "score_motion"]
+
+
+@dataclass(frozen=True)
+class DanceScores:
+    """The measures of one dance at one frame rate; see each measure's module for its definition."""
+
+    fps: float
+    duration_s: float
+    beat_align: float
+    foot_skate: float
+    pfc: float
+    jerk: float
+    freeze_ratio: float | None
+    limit_violations: int
+    kinetic: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        """The JSON-ready numbers (kinetic features left out)."""
+        return {
+            "fps": self.fps,
+            "duration_s": round(self.duration_s, 4),
+            "beat_align": round(self.beat_align, 4),
+            "foot_skate": round(self.foot_skate, 4),
+            "pfc": round(self.pfc, 4),
+            "jerk": round(self.jerk, 3),
+            "freeze_ratio": None if self.freeze_ratio is None else round(self.freeze_ratio, 4),
+            "limit_violations": self.limit_violations,
+        }
+
+
+def score_motion(motion: Motion, music_beat_times_s: np.ndarray) -> DanceScores:
+    """Score one dance against its song's beats, at the motion's own frame rate.
+
+    Parameters
+    ----------
+    motion : the dance, floor at y = 0 (as after post-processing)
+    music_beat_times_s : np.ndarray [shape=(beats,)], the song's beat times in seconds
+
+    Raises
+    ------
+    ParameterError
+        If the motion has fewer than 3 frames or no music beat falls within it.
+    """
+    positions = joint_positions(motion)
+    fps = float(motion.fps)
+    return DanceScores(
+        fps=fps,
+        duration_s=motion.duration_s,
+        beat_align=beat_align_score(positions, music_beat_times_s, fps=fps),
+        foot_skate=foot_skate_ratio(positions, fps=fps, skeleton=motion.skeleton),
+        pfc=pfc_score(positions, fps=fps, skeleton=motion.skeleton),
+        jerk=mean_jerk(positions, fps=fps),
+        freeze_ratio=freeze_ratio(positions, fps=fps),
+        limit_violations=limit_violations(motion),
+        kinetic=kinetic_features(positions, fps=fps),
+    )
