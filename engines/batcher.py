@@ -1,0 +1,312 @@
+"""The sequence batcher: many songs in flight, one engine call per chunk step.
+
+A GPU worker serves many concurrent requests, each a whole song. Run alone, a
+song keeps the GPU nearly idle (a chunk of one sequence is a few hundred tiny
+kernels); packed together, the same call serves up to ``max_batch`` songs.
+
+How it works:
+
+* every song in flight owns a *slot*: a row of a batch-first state pool that
+  lives where the engine keeps its state (on the GPU for device backends);
+* a background thread repeatedly packs the next chunk of every song in flight
+  into one ``[B, T, ·]`` call, runs the engine once, takes each song's poses
+  and writes the new state rows back into the pool;
+* a song's chunks all have ``chunk_frames`` frames; its last chunk is padded
+  with zeros to that length. The model is causal (a tested part of the engine
+  contract), so the real frames of a padded chunk are exact, and the state after
+  it is never used because the song ends there;
+* a finished or cancelled song leaves at once and a waiting song takes its slot
+  before the next call (continuous batching);
+* when an engine call fails, each song of that call is retried alone, so only
+  the song that causes the failure gets the error.
+
+Submission is thread-safe: many Celery threads call :meth:`SequenceBatcher.generate`
+(blocking) or :meth:`SequenceBatcher.submit` (a future) at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from choreo.errors import EngineError, ParameterError
+from engines.base import CONDITIONING_INPUTS, MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine
+from engines.state import put_rows, take_rows, zero_rows
+
+__all__ = ["BatcherStats", "SequenceBatcher"]
+
+
+@dataclass
+class BatcherStats:
+    """Counters since the batcher started (read them for monitoring and benchmarks).
+
+    ``rows`` counts sequences per engine call summed over calls; ``frames`` counts
+    real (not padded) frames produced.
+    """
+
+    calls: int = 0
+    rows: int = 0
+    frames: int = 0
+    songs_done: int = 0
+    songs_failed: int = 0
+    songs_cancelled: int = 0
+    isolation_retries: int = 0
+    engine_s: float = 0.0
+
+
+@dataclass(eq=False)
+class _Song:
+    inputs: dict[str, np.ndarray]
+    n_frames: int
+    future: Future
+    poses: np.ndarray
+    next_frame: int = 0
+    slot: int = -1
+    submitted_s: float = field(default_factory=time.perf_counter)
+
+
+class SequenceBatcher:
+    """Packs the chunks of many songs into shared engine calls.
+
+    Parameters
+    ----------
+    engine : a loaded engine (any backend); used only from the batcher's thread
+    max_batch : songs per engine call (and slots in the state pool)
+    chunk_frames : frames per chunk, from 16 to 128
+
+    Examples
+    --------
+    >>> batcher = SequenceBatcher(engine, max_batch=64)          # doctest: +SKIP
+    >>> poses = batcher.generate({"music": m, "style": s, "latent": z})  # [N, 75]
+    >>> batcher.close()
+    """
+
+    def __init__(self, engine: Engine, *, max_batch: int = 64, chunk_frames: int = MAX_CHUNK_FRAMES) -> None:
+        if max_batch < 1:
+            raise ParameterError(f"max_batch must be at least 1, got {max_batch}")
+        if not MIN_CHUNK_FRAMES <= chunk_frames <= MAX_CHUNK_FRAMES:
+            raise ParameterError(
+                f"chunk_frames must be from {MIN_CHUNK_FRAMES} to {MAX_CHUNK_FRAMES}, got {chunk_frames}"
+            )
+        self.engine = engine
+        self.max_batch = max_batch
+        self.chunk_frames = chunk_frames
+        self.stats = BatcherStats()
+        spec = engine.spec
+        self._widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
+        self._pool = engine.initial_state(max_batch)
+        self._free_slots = list(range(max_batch - 1, -1, -1))
+        self._pack = {
+            name: np.zeros((max_batch, chunk_frames, width), dtype=np.float32)
+            for name, width in self._widths.items()
+        }
+        self._waiting: deque[_Song] = deque()
+        self._active: list[_Song] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="choreo-batcher", daemon=True)
+        self._thread.start()
+
+    # -- submission (any thread) ----------------------------------------------------------------------------
+
+    def _validate(self, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+        missing = [name for name in CONDITIONING_INPUTS if name not in inputs]
+        if missing:
+            raise EngineError(f"song inputs are missing {missing}")
+        n_frames = int(np.shape(inputs["music"])[0])
+        if n_frames < 1:
+            raise EngineError("song inputs hold no frames")
+        arrays = {}
+        for name, width in self._widths.items():
+            shape = np.shape(inputs[name])
+            if shape != (n_frames, width):
+                raise EngineError(
+                    f"song input {name!r} must be {(n_frames, width)} (frames x width), got {shape}"
+                )
+            arrays[name] = np.asarray(inputs[name], dtype=np.float32)
+        return arrays, n_frames
+
+    def submit(self, inputs: Mapping[str, np.ndarray]) -> Future:
+        """Queue a whole song; the future gives its poses ``[N, 75]`` (float32).
+
+        Parameters
+        ----------
+        inputs : ``music [N, 35]``, ``style [N, S]``, ``latent [N, Z]``: the song's
+            per-frame conditioning at the model's native fps
+
+        Raises
+        ------
+        EngineError
+            At once, when the inputs do not fit the model or the batcher is closed.
+        """
+        arrays, n_frames = self._validate(inputs)
+        song = _Song(arrays, n_frames, Future(), np.empty((n_frames, 75), dtype=np.float32))
+        with self._cond:
+            if self._closed:
+                raise EngineError("the batcher is closed")
+            self._waiting.append(song)
+            self._cond.notify_all()
+        return song.future
+
+    def generate(self, inputs: Mapping[str, np.ndarray], *, timeout_s: float | None = None) -> np.ndarray:
+        """Generate a whole song's poses ``[N, 75]``, blocking the calling thread only.
+
+        Raises
+        ------
+        EngineError
+            When the song's inputs are bad or the engine fails on this song.
+        TimeoutError
+            When ``timeout_s`` passes first (the song is then cancelled).
+        """
+        future = self.submit(inputs)
+        try:
+            return future.result(timeout=timeout_s)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def in_flight(self) -> int:
+        """Songs waiting or running."""
+        with self._cond:
+            return len(self._waiting) + len(self._active)
+
+    def close(self, *, timeout_s: float | None = 10.0) -> None:
+        """Stop the batcher; songs not finished are cancelled."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout=timeout_s)
+
+    def __enter__(self) -> SequenceBatcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the engine thread -------------------------------------------------------------------------------
+
+    def _release(self, song: _Song) -> None:
+        if song.slot >= 0:
+            self._free_slots.append(song.slot)
+            song.slot = -1
+
+    def _admit_and_evict(self) -> list[_Song]:
+        """Drop cancelled songs, fill free slots from the queue; returns the songs to run."""
+        kept = []
+        for song in self._active:
+            if song.future.cancelled():
+                self._release(song)
+                self.stats.songs_cancelled += 1
+            else:
+                kept.append(song)
+        self._active = kept
+        new_slots = []
+        while self._waiting and self._free_slots:
+            song = self._waiting.popleft()
+            if song.future.cancelled():
+                self.stats.songs_cancelled += 1
+                continue
+            song.slot = self._free_slots.pop()
+            new_slots.append(song.slot)
+            self._active.append(song)
+        if new_slots:
+            zero_rows(self._pool, new_slots)
+        self._active.sort(key=lambda s: s.slot)
+        return list(self._active)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and not self._waiting and not self._active:
+                    self._cond.wait()
+                if self._closed:
+                    for song in [*self._active, *self._waiting]:
+                        song.future.cancel()
+                    self._active, self._waiting = [], deque()
+                    return
+                batch = self._admit_and_evict()
+            if batch:
+                self._step(batch)
+
+    def _chunk_bounds(self, song: _Song) -> tuple[int, int]:
+        lo = song.next_frame
+        return lo, min(lo + self.chunk_frames, song.n_frames)
+
+    def _fill(self, row: int, song: _Song) -> None:
+        lo, hi = self._chunk_bounds(song)
+        n = hi - lo
+        for name, buf in self._pack.items():
+            buf[row, :n] = song.inputs[name][lo:hi]
+            if n < self.chunk_frames:
+                buf[row, n:] = 0.0
+
+    def _step(self, batch: list[_Song]) -> None:
+        size = len(batch)
+        for row, song in enumerate(batch):
+            self._fill(row, song)
+        inputs = {name: buf[:size] for name, buf in self._pack.items()}
+        rows = [song.slot for song in batch]
+        start = time.perf_counter()
+        try:
+            poses, new_state = self.engine.run(inputs, take_rows(self._pool, rows))
+        except Exception:  # one song may have broken the call: find it, keep the others
+            self.stats.engine_s += time.perf_counter() - start
+            self._isolate(batch)
+            return
+        self.stats.engine_s += time.perf_counter() - start
+        self.stats.calls += 1
+        self.stats.rows += size
+        put_rows(self._pool, rows, new_state)
+        for row, song in enumerate(batch):
+            self._advance(song, poses[row])
+
+    def _isolate(self, batch: list[_Song]) -> None:
+        for row, song in enumerate(batch):
+            self.stats.isolation_retries += 1
+            single = {name: buf[row : row + 1] for name, buf in self._pack.items()}
+            try:
+                poses, new_state = self.engine.run(single, take_rows(self._pool, [song.slot]))
+            except Exception as exc:
+                self._fail(song, exc)
+                continue
+            self.stats.calls += 1
+            self.stats.rows += 1
+            put_rows(self._pool, [song.slot], new_state)
+            self._advance(song, poses[0])
+
+    def _advance(self, song: _Song, poses: np.ndarray) -> None:
+        lo, hi = self._chunk_bounds(song)
+        song.poses[lo:hi] = poses[: hi - lo]
+        song.next_frame = hi
+        self.stats.frames += hi - lo
+        if hi >= song.n_frames:
+            with self._cond:
+                self._active.remove(song)
+                self._release(song)
+            if song.future.set_running_or_notify_cancel():
+                song.future.set_result(song.poses)
+                self.stats.songs_done += 1
+            else:
+                self.stats.songs_cancelled += 1
+
+    def _fail(self, song: _Song, exc: Exception) -> None:
+        with self._cond:
+            if song in self._active:
+                self._active.remove(song)
+            self._release(song)
+        self.stats.songs_failed += 1
+        error = exc if isinstance(exc, EngineError) else EngineError(f"engine failed on this song: {exc}")
+        if song.future.set_running_or_notify_cancel():
+            song.future.set_exception(error)
+
+    @property
+    def state_pool(self) -> Any:
+        """The batch-first state rows of every slot (on the engine's device)."""
+        return self._pool

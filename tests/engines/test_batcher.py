@@ -1,0 +1,149 @@
+"""The sequence batcher against the ONNX Runtime engine on the tiny model."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import CancelledError
+
+import numpy as np
+import pytest
+from engine_testkit import make_inputs
+
+from choreo.errors import EngineError, ParameterError
+from engines.batcher import SequenceBatcher
+from engines.onnxruntime_engine import OnnxRuntimeEngine
+
+
+@pytest.fixture(scope="module")
+def ort_engine(tiny_model):
+    return OnnxRuntimeEngine(tiny_model, threads=1)
+
+
+def _song(engine, n_frames, rng):
+    inputs = make_inputs(engine.spec, 1, n_frames, rng)
+    return {name: value[0] for name, value in inputs.items()}
+
+
+def _alone(engine, song, chunk_frames):
+    """The song run by itself, chunk by chunk; a last chunk under 16 frames is padded to 16."""
+    n = song["music"].shape[0]
+    state = engine.initial_state(1)
+    parts = []
+    for lo in range(0, n, chunk_frames):
+        hi = min(lo + chunk_frames, n)
+        chunk = {k: v[None, lo:hi] for k, v in song.items()}
+        if hi - lo < 16:
+            chunk = {k: np.pad(v, ((0, 0), (0, 16 - (hi - lo)), (0, 0))) for k, v in chunk.items()}
+        poses, state = engine.run(chunk, state)
+        parts.append(poses[0, : hi - lo])
+    return np.concatenate(parts)
+
+
+def test_batched_songs_equal_running_alone(ort_engine, rng):
+    lengths = [37, 32, 33, 150, 16, 95, 64]
+    songs = [_song(ort_engine, n, rng) for n in lengths]
+    with SequenceBatcher(ort_engine, max_batch=4, chunk_frames=32) as batcher:
+        futures = [batcher.submit(song) for song in songs]
+        results = [f.result(timeout=60) for f in futures]
+    for song, poses in zip(songs, results, strict=True):
+        assert poses.shape == (song["music"].shape[0], 75)
+        np.testing.assert_allclose(poses, _alone(ort_engine, song, 32), atol=1e-5)
+    assert batcher.stats.songs_done == len(songs)
+    assert max(lengths) // 32 < batcher.stats.calls < sum(-(-n // 32) for n in lengths)
+
+
+def test_many_threads_generate_at_once(ort_engine, rng):
+    songs = [_song(ort_engine, int(n), rng) for n in rng.integers(20, 200, size=12)]
+    results: dict[int, np.ndarray] = {}
+    with SequenceBatcher(ort_engine, max_batch=8, chunk_frames=64) as batcher:
+
+        def worker(i: int) -> None:
+            results[i] = batcher.generate(songs[i], timeout_s=60)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(songs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for i, song in enumerate(songs):
+        np.testing.assert_allclose(results[i], _alone(ort_engine, song, 64), atol=1e-5)
+
+
+def test_a_new_song_joins_as_soon_as_a_slot_frees(ort_engine, rng):
+    long_song = _song(ort_engine, 40 * 16, rng)
+    shorts = [_song(ort_engine, 32, rng) for _ in range(3)]
+    with SequenceBatcher(ort_engine, max_batch=2, chunk_frames=16) as batcher:
+        long_future = batcher.submit(long_song)
+        short_futures = [batcher.submit(s) for s in shorts]
+        for f in short_futures:
+            f.result(timeout=60)
+        assert not long_future.done(), "short songs should finish beside the long one"
+        long_future.result(timeout=60)
+    # The three short songs (2 chunks each) ride along in the second slot: no extra calls.
+    assert batcher.stats.calls == 40
+    assert batcher.stats.rows == 40 + 6
+
+
+def test_cancelled_song_leaves_and_its_slot_is_reused_cleanly(ort_engine, rng):
+    long_song = _song(ort_engine, 20000, rng)
+    follower = _song(ort_engine, 100, rng)
+    with SequenceBatcher(ort_engine, max_batch=1, chunk_frames=16) as batcher:
+        future = batcher.submit(long_song)
+        while batcher.stats.calls < 3:
+            threading.Event().wait(0.005)
+        assert future.cancel()
+        poses = batcher.generate(follower, timeout_s=60)
+        with pytest.raises(CancelledError):
+            future.result()
+    assert batcher.stats.songs_cancelled == 1
+    assert batcher.in_flight() == 0
+    # The follower took the cancelled song's slot; its state started from zeros.
+    np.testing.assert_allclose(poses, _alone(ort_engine, follower, 16), atol=1e-5)
+
+
+def test_bad_song_is_refused_at_submission(ort_engine, rng):
+    song = _song(ort_engine, 50, rng)
+    song["style"] = song["style"][:, :2]
+    with SequenceBatcher(ort_engine, max_batch=2, chunk_frames=16) as batcher:
+        with pytest.raises(EngineError, match="style"):
+            batcher.generate(song)
+        good = _song(ort_engine, 50, rng)
+        np.testing.assert_allclose(
+            batcher.generate(good, timeout_s=30), _alone(ort_engine, good, 16), atol=1e-5
+        )
+
+
+class _FiniteOnlyEngine(OnnxRuntimeEngine):
+    """An engine that refuses non-finite music, as a GPU backend with input checks would."""
+
+    def run(self, inputs, state):
+        if not np.isfinite(inputs["music"]).all():
+            raise EngineError("non-finite music features")
+        return super().run(inputs, state)
+
+
+def test_one_songs_failure_spares_its_batch_mates(tiny_model, rng):
+    engine = _FiniteOnlyEngine(tiny_model, threads=1)
+    songs = [_song(engine, 80, rng) for _ in range(4)]
+    songs[2]["music"][40, 3] = np.nan
+    with SequenceBatcher(engine, max_batch=4, chunk_frames=16) as batcher:
+        futures = [batcher.submit(s) for s in songs]
+        with pytest.raises(EngineError, match="non-finite"):
+            futures[2].result(timeout=30)
+        for i in (0, 1, 3):
+            np.testing.assert_allclose(futures[i].result(timeout=30), _alone(engine, songs[i], 16), atol=1e-5)
+    assert batcher.stats.songs_failed == 1
+    assert batcher.stats.songs_done == 3
+
+
+def test_closed_batcher_refuses_work(ort_engine, rng):
+    batcher = SequenceBatcher(ort_engine, max_batch=2, chunk_frames=16)
+    batcher.close()
+    with pytest.raises(EngineError, match="closed"):
+        batcher.submit(_song(ort_engine, 20, rng))
+
+
+@pytest.mark.parametrize("kwargs", [{"max_batch": 0}, {"chunk_frames": 8}, {"chunk_frames": 129}])
+def test_bad_settings_are_refused(ort_engine, kwargs):
+    with pytest.raises(ParameterError):
+        SequenceBatcher(ort_engine, **kwargs)
