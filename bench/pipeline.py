@@ -43,7 +43,6 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
 
     started = time.perf_counter()
     from choreo.audio import extract_features, load_audio, probe_duration_s
-
     from choreo.pipeline import (
         RenderOptions,
         export_dance,
@@ -82,7 +81,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         motion = finish_motion(raw, features, options)
         lap("postprocess_s")
         style = resolve_style(options.style, features.tempo_bpm)
-        provenance = provenance_for(song, engine, options, style, "0" * 64)
+        provenance = provenance_for(engine, options, style, "0" * 64)
         with tempfile.TemporaryDirectory() as out:
             export_dance(motion, features, options, Path(out), song.stem, provenance)
         lap("export_s")
@@ -107,6 +106,7 @@ def _twenty_minute_song(folder: Path) -> Path:
     """Real tracks joined end to end and cut to exactly 20 minutes (FLAC)."""
     import numpy as np
     import soundfile as sf
+
     from choreo.audio import load_audio
 
     sr = 22050

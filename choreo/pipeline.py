@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from choreo import __version__
 from choreo.audio import MusicFeatures, analyze_song, song_sha256
 from choreo.errors import ParameterError
 from choreo.generate import generate_poses, song_inputs
@@ -29,6 +28,7 @@ from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import SUPPORTED_FPS, Settings, get_settings
 from choreo.styles import AUTO, STYLES, resolve_style
 from engines.base import Engine
+from exporters.provenance import Provenance
 
 __all__ = [
     "FORMATS",
@@ -47,13 +47,29 @@ __all__ = [
 RIGS = ("smpl", "mixamo")
 
 
-def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Mapping[str, Any]) -> None:
+def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
     from exporters.bvh import write_bvh
 
-    write_bvh(motion, path, rig=options.rig, units=options.units)
+    write_bvh(motion, path, rig=options.rig, units=options.units, provenance=provenance)
 
 
-FORMATS: dict[str, Callable[[Motion, Path, Any, Mapping[str, Any]], None]] = {"bvh": _write_bvh}
+def _write_fbx(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
+    from exporters.fbx import write_fbx
+
+    write_fbx(motion, path, rig=options.rig, units=options.units, provenance=provenance)
+
+
+def _write_glb(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
+    from exporters.gltf import write_glb
+
+    write_glb(motion, path, rig=options.rig, provenance=provenance)
+
+
+FORMATS: dict[str, Callable[[Motion, Path, Any, Provenance], None]] = {
+    "bvh": _write_bvh,
+    "fbx": _write_fbx,
+    "glb": _write_glb,
+}
 """Dance file formats by file extension, each with its writer."""
 
 PREVIEW_FORMATS = ("gif", "mp4")
@@ -75,7 +91,7 @@ class RenderOptions:
     seed: int = 0
     style: str = AUTO
     rig: str = "smpl"
-    units: str = "m"
+    units: str | None = None
     in_place: bool = False
 
     def __post_init__(self) -> None:
@@ -92,7 +108,7 @@ class RenderOptions:
             resolve_style(self.style)
         if self.rig not in RIGS:
             raise ParameterError(f"unknown rig {self.rig!r}; choose one of {', '.join(RIGS)}")
-        if self.units not in ("m", "cm"):
+        if self.units not in (None, "m", "cm"):
             raise ParameterError(f"unknown units {self.units!r}; choose m or cm")
         if not 0 <= self.seed < 2**63:
             raise ParameterError(f"seed must be a non-negative integer below 2**63, got {self.seed}")
@@ -166,7 +182,9 @@ def export_dance(
     options: RenderOptions,
     out_dir: Path,
     name: str,
-    provenance: Mapping[str, Any],
+    provenance: Provenance,
+    *,
+    song_name: str | None = None,
 ) -> dict[str, Path]:
     """Write every requested format, the JSON summary and the preview picture.
 
@@ -183,11 +201,12 @@ def export_dance(
             FORMATS[fmt](motion, path, options, provenance)
         files[fmt] = path
     files["png"] = write_contact_sheet(
-        motion, features.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.get('style', '')})"
+        motion, features.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
     )
-    summary = dict(provenance)
+    summary = provenance.to_dict()
     summary.update(
         {
+            "song": song_name or name,
             "duration_s": round(features.duration_s, 6),
             "frames": motion.n_frames,
             "fps": motion.fps,
@@ -203,20 +222,15 @@ def export_dance(
     return files
 
 
-def provenance_for(
-    song: Path, engine: Engine, options: RenderOptions, style: str, sha256: str
-) -> dict[str, Any]:
+def provenance_for(engine: Engine, options: RenderOptions, style: str, sha256: str) -> Provenance:
     """The facts every exported file carries about where its dance came from."""
-    return {
-        "generator": f"choreo {__version__}",
-        "model_version": engine.spec.version,
-        "model_trained": engine.spec.trained,
-        "seed": options.seed,
-        "style": style,
-        "song": Path(song).name,
-        "song_sha256": sha256,
-        "credits": list(engine.spec.credits),
-    }
+    return Provenance(
+        model_version=engine.spec.version + ("" if engine.spec.trained else " (untrained)"),
+        seed=options.seed,
+        style=style,
+        song_sha256=sha256,
+        data_credits=engine.spec.credits,
+    )
 
 
 def render_song(
@@ -249,8 +263,8 @@ def render_song(
 
     start = time.perf_counter()
     style = resolve_style(options.style, features.tempo_bpm)
-    provenance = provenance_for(path, engine, options, style, song_sha256(path))
-    files = export_dance(motion, features, options, out_dir, path.stem, provenance)
+    provenance = provenance_for(engine, options, style, song_sha256(path))
+    files = export_dance(motion, features, options, out_dir, path.stem, provenance, song_name=path.name)
     timings["export_s"] = time.perf_counter() - start
 
     summary = json.loads(files["json"].read_text())

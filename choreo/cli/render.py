@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--style", default=settings.default_style, help=f"one of {', '.join((*STYLES, AUTO))}"
     )
     parser.add_argument("--rig", default="smpl", help="joint naming of the files: smpl or mixamo")
-    parser.add_argument("--units", default="m", help="BVH units: m or cm")
+    parser.add_argument("--units", default=None, help="m or cm (default: the rig's, m for smpl)")
     parser.add_argument(
         "--in-place", action="store_true", help="remove horizontal root motion (for engines that drive it)"
     )
