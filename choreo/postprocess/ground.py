@@ -24,7 +24,7 @@ from choreo.postprocess.contacts import (
     sole_clearance_m,
 )
 
-__all__ = ["GROUND_CONTACT_SPEED_M_S", "ground_feet", "sole_heights_m"]
+__all__ = ["GROUND_CONTACT_SPEED_M_S", "align_floor", "floor_offset_m", "ground_feet", "sole_heights_m"]
 
 GROUND_CONTACT_SPEED_M_S = 0.5
 """A low foot point faster than this is swinging past the floor, not standing on it."""
@@ -36,6 +36,29 @@ def sole_heights_m(motion: Motion) -> np.ndarray:
     """Height of the sole under each foot point, ``[frames, 4]`` metres (floor at 0)."""
     positions = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
     return positions[..., UP_AXIS] - sole_clearance_m(motion.skeleton)
+
+
+def floor_offset_m(motion: Motion) -> float:
+    """Where the motion's own floor lies: a low percentile of the lowest sole height, metres.
+
+    Robust to jumps (the feet are on the floor in most frames) and to a few
+    frames of a foot sinking. 0 for a motion already standing on y = 0.
+    """
+    if motion.n_frames == 0:
+        return 0.0
+    return float(np.percentile(sole_heights_m(motion).min(axis=1), _FLOOR_PERCENTILE))
+
+
+def align_floor(motion: Motion) -> Motion:
+    """Move the whole motion vertically by one constant so its own floor is y = 0.
+
+    Unlike :func:`ground_feet` this changes nothing within the motion; it only
+    calibrates the floor height, e.g. of recorded mocap before measuring foot
+    contact on it.
+    """
+    root = motion.root_translation.astype(np.float64, copy=True)
+    root[:, UP_AXIS] -= floor_offset_m(motion)
+    return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
 
 def ground_feet(
@@ -76,11 +99,9 @@ def ground_feet(
     if motion.n_frames == 0:
         return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
-    soles = sole_heights_m(motion)
-    lowest = soles.min(axis=1)
-    floor_shift = -float(np.percentile(lowest, _FLOOR_PERCENTILE))
-
     joints = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    lowest = (joints[..., UP_AXIS] - sole_clearance_m(motion.skeleton)).min(axis=1)
+    floor_shift = -float(np.percentile(lowest, _FLOOR_PERCENTILE))
     joints[..., UP_AXIS] += floor_shift
     contact = point_contacts(
         joints,

@@ -10,7 +10,7 @@ import pytest
 from choreo.errors import ParameterError
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.postprocess import ground_feet
-from choreo.postprocess.ground import sole_heights_m
+from choreo.postprocess.ground import align_floor, floor_offset_m, sole_heights_m
 
 
 def test_rest_pose_stands_on_the_floor(standing: Callable[..., Motion]) -> None:
@@ -59,3 +59,12 @@ def test_never_below_the_floor_even_in_flight(standing: Callable[..., Motion]) -
 def test_bad_speed_is_named(standing: Callable[..., Motion]) -> None:
     with pytest.raises(ParameterError, match="contact_speed_m_s"):
         ground_feet(standing(5), contact_speed_m_s=0.0)
+
+
+def test_align_floor_moves_the_whole_motion_by_one_constant(standing: Callable[..., Motion]) -> None:
+    motion = standing(90, height_m=REST_PELVIS_HEIGHT_M + 0.07)
+    root = motion.root_translation.copy()
+    root[40:50, 1] += 0.3  # a jump
+    aligned = align_floor(motion.replace(root_translation=root))
+    np.testing.assert_allclose(aligned.root_translation[:, 1] - root[:, 1], -0.07, atol=1e-9)
+    assert floor_offset_m(aligned) == pytest.approx(0.0, abs=1e-9)
