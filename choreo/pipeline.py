@@ -99,10 +99,11 @@ class RenderOptions:
             raise ParameterError(
                 f"unsupported fps {self.fps}; choose one of {', '.join(map(str, SUPPORTED_FPS))}"
             )
-        unknown = [f for f in self.formats if f not in FORMATS]
+        known = (*FORMATS, *PREVIEW_FORMATS)
+        unknown = [f for f in self.formats if f not in known]
         if unknown or not self.formats:
             raise ParameterError(
-                f"unknown format {', '.join(unknown) or '(none)'}; choose from {', '.join(FORMATS)}"
+                f"unknown format {', '.join(unknown) or '(none)'}; choose from {', '.join(known)}"
             )
         if self.style != AUTO and self.style not in STYLES:
             resolve_style(self.style)
@@ -185,6 +186,7 @@ def export_dance(
     provenance: Provenance,
     *,
     song_name: str | None = None,
+    model_trained: bool = True,
 ) -> dict[str, Path]:
     """Write every requested format, the JSON summary and the preview picture.
 
@@ -207,6 +209,7 @@ def export_dance(
     summary.update(
         {
             "song": song_name or name,
+            "model_trained": model_trained,
             "duration_s": round(features.duration_s, 6),
             "frames": motion.n_frames,
             "fps": motion.fps,
@@ -225,7 +228,7 @@ def export_dance(
 def provenance_for(engine: Engine, options: RenderOptions, style: str, sha256: str) -> Provenance:
     """The facts every exported file carries about where its dance came from."""
     return Provenance(
-        model_version=engine.spec.version + ("" if engine.spec.trained else " (untrained)"),
+        model_version=engine.spec.version,
         seed=options.seed,
         style=style,
         song_sha256=sha256,
@@ -264,7 +267,16 @@ def render_song(
     start = time.perf_counter()
     style = resolve_style(options.style, features.tempo_bpm)
     provenance = provenance_for(engine, options, style, song_sha256(path))
-    files = export_dance(motion, features, options, out_dir, path.stem, provenance, song_name=path.name)
+    files = export_dance(
+        motion,
+        features,
+        options,
+        out_dir,
+        path.stem,
+        provenance,
+        song_name=path.name,
+        model_trained=engine.spec.trained,
+    )
     timings["export_s"] = time.perf_counter() - start
 
     summary = json.loads(files["json"].read_text())
