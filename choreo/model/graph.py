@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from choreo.errors import ParameterError
 from choreo.model.config import FEATURE_DIM, N_JOINTS, POSE_DIM, ROOT_DIM, ModelConfig, param_shapes
 
-__all__ = ["OPSET", "build_model", "quat_pick_matrix"]
+__all__ = ["OPSET", "build_model", "quat_pick_matrix", "sixd_to_axis_angle_model"]
 
 OPSET = 17
 FLOAT = TensorProto.FLOAT
@@ -353,4 +353,20 @@ def build_model(
     model.ir_version = 8
     helper.set_model_props(model, dict(metadata))
     onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def sixd_to_axis_angle_model() -> onnx.ModelProto:
+    """A graph of the 6D to axis-angle step alone, ``x [A, B, J, 6] -> y [A, B, J, 3]`` (for tests)."""
+    g = _Graph("")
+    g.named("Identity", [_sixd_to_axis_angle(g, "x")], "y")
+    graph = helper.make_graph(
+        g.nodes,
+        "sixd_to_axis_angle",
+        [helper.make_tensor_value_info("x", FLOAT, ["A", "B", "J", 6])],
+        [helper.make_tensor_value_info("y", FLOAT, ["A", "B", "J", 3])],
+        initializer=g.inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
     return model

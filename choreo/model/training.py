@@ -262,7 +262,10 @@ class _Run:
         self.opt.step()
         out = {k: float(v.detach()) for k, v in parts.items()}
         out.update(
-            loss=float(loss), grad_norm=float(grad), lr=_lr_at(step, cfg), self_fed=1 - sum(use) / len(use)
+            loss=float(loss.detach()),
+            grad_norm=float(grad),
+            lr=_lr_at(step, cfg),
+            self_fed=1 - sum(use) / len(use),
         )
         return out
 
@@ -358,6 +361,7 @@ def train(
     resume: bool = True,
     progress: bool = True,
     splits: tuple[DanceSet, DanceSet] | None = None,
+    stop_at_step: int | None = None,
 ) -> dict:
     """Train, checkpointing into ``out_dir``; resumes from ``out_dir/checkpoint.pt`` if present.
 
@@ -369,6 +373,7 @@ def train(
     resume : continue from an existing checkpoint rather than start over
     progress : show a progress bar
     splits : already loaded ``(train, val)`` in place of ``data_dir`` (tests)
+    stop_at_step : checkpoint and return early at this step, as an interrupted run would
 
     Returns
     -------
@@ -418,7 +423,7 @@ def train(
 
         bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     timing_probe = 20
-    while step < cfg.steps:
+    while step < cfg.steps and (stop_at_step is None or step < stop_at_step):
         row = run.train_step(tr.batch(cfg.batch, gen, cfg.seq_start_prob), step, rng)
         step += 1
         if cfg.time_budget_s and state is None and step == timing_probe:
@@ -441,16 +446,19 @@ def train(
             log.flush()
             if bar is not None:
                 bar.write(json.dumps({k: round(v, 4) for k, v in ev.items()}))
-        if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps or step == stop_at_step:
             _save_checkpoint(ckpt_path, run, step, gen, rng, elapsed_before + time.perf_counter() - t0, stats)
     if bar is not None:
         bar.close()
     log.close()
+    train_time_s = elapsed_before + time.perf_counter() - t0
+    if step < cfg.steps:
+        return {"steps": step, "stopped_early": True, "train_time_s": train_time_s}
     final = run.evaluate(va)
     n_params = sum(p.numel() for p in run.net.parameters())
     summary = {
         "steps": step,
-        "train_time_s": elapsed_before + time.perf_counter() - t0,
+        "train_time_s": train_time_s,
         "device": _device_name(device),
         "torch": torch.__version__,
         "parameters": n_params,
