@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-VERB_MODULES = ("render", "train")
+VERB_MODULES = ("render", "train", "eval")
 
 
 def build_parser() -> argparse.ArgumentParser:
