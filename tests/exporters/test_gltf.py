@@ -47,13 +47,16 @@ def random_dance(rng: np.random.Generator, duration_s: float, fps: float) -> Mot
 
 
 @pytest.fixture(scope="session")
-def gltf_validator() -> list[str]:
-    """Command that validates GLB files; installs the pinned npm package where missing."""
+def node_tools() -> tuple[str, Path]:
+    """``node`` and the folder of our Node scripts, with their pinned npm packages installed."""
     node = shutil.which("node")
     npm = shutil.which("npm")
     if node is None or npm is None:
-        pytest.fail("node and npm are needed for the Khronos glTF validator (make system-deps installs them)")
-    if not (VALIDATOR_DIR / "node_modules" / "gltf-validator").is_dir():
+        pytest.fail(
+            "node and npm are needed for the glTF validator and three.js (make system-deps installs them)"
+        )
+    modules = VALIDATOR_DIR / "node_modules"
+    if not ((modules / "gltf-validator").is_dir() and (modules / "three").is_dir()):
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
             cwd=VALIDATOR_DIR,
@@ -63,7 +66,14 @@ def gltf_validator() -> list[str]:
         )
         if done.returncode != 0:
             pytest.fail(f"npm ci in {VALIDATOR_DIR} failed:\n{done.stderr[-3000:]}")
-    return [node, str(VALIDATOR_DIR / "validate.mjs")]
+    return node, VALIDATOR_DIR
+
+
+@pytest.fixture(scope="session")
+def gltf_validator(node_tools) -> list[str]:
+    """Command that runs the Khronos glTF validator on GLB files."""
+    node, folder = node_tools
+    return [node, str(folder / "validate.mjs")]
 
 
 def validate(command: list[str], *paths: Path) -> list[dict]:
@@ -253,6 +263,38 @@ def test_inverse_bind_matrices_undo_the_rest_pose(tmp_path, rng):
     rest = motion.skeleton.rest_positions() + [0.0, REST_PELVIS_HEIGHT_M, 0.0]
     joint_in_own_space = inverse_bind[:, :3, :3] @ rest[:, :, None] + inverse_bind[:, :3, 3:]
     np.testing.assert_allclose(joint_in_own_space[..., 0], 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("rig", GLB_RIGS)
+def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
+    """three.js's GLTFLoader and AnimationMixer put every bone where our kinematics does."""
+    node, folder = node_tools
+    motion = random_dance(rng, 4.0, 30)
+    path = write_glb(motion, tmp_path / "d.glb", rig=rig, provenance=PROVENANCE)
+    frames = np.unique(
+        np.concatenate([[0, motion.n_frames - 1], rng.choice(motion.n_frames, 8, replace=False)])
+    )
+    times = [f"{k / motion.fps:.9g}" for k in frames]
+    done = subprocess.run(
+        [node, str(folder / "threejs_pose.mjs"), str(path), *times],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["clip"], report["tracks"], report["skinned_meshes"], report["bones"]) == (
+        "dance",
+        25,
+        1,
+        24,
+    )
+    assert report["duration_s"] == pytest.approx((motion.n_frames - 1) / motion.fps, abs=1e-5)
+    assert report["asset"]["extras"] == PROVENANCE
+    # three.js drops ':' from node names (it is reserved in its property paths).
+    assert report["node_names"] == [name.replace(":", "") for name in get_rig(rig).joint_names]
+    error = np.linalg.norm(np.asarray(report["positions"]) - joint_positions(motion)[frames], axis=-1)
+    assert error.max() < 1e-3, f"three.js is {error.max() * 1000:.3f} mm off"
 
 
 def test_assimp_reads_bones_and_animation(tmp_path, rng):
