@@ -1,0 +1,210 @@
+"""Per-frame music features from mono audio: one STFT, computed once, reused.
+
+Timing rule: the audio is resampled to ``sr = fps * HOP_LENGTH`` so that one
+hop is exactly one motion frame, and the STFT frames are centred
+(``center=True`` framing): frame ``k``'s window is centred on sample
+``k * HOP_LENGTH``, i.e. on time ``k / fps``. The onset envelope is the one
+place where framing could shift things: a sharp onset first raises the
+log-mel spectrum in the frame whose Hann window reaches half amplitude at it,
+``N_FFT / 4`` samples (one hop) before the frame centred on it. The envelope is
+therefore shifted one frame later (:data:`ONSET_SHIFT_FRAMES`), which puts a
+click's onset peak, and the beat the tracker places on it, on the frame nearest
+the click. librosa's ``onset_strength(center=True)`` shifts by
+``N_FFT / (2 * HOP_LENGTH)`` = two frames, which lands clicks one frame late.
+
+The STFT is taken in blocks of frames and each block is reduced at once to the
+mel power spectrum, the chroma and the low-frequency energy, so a 20-minute
+song never holds its whole complex spectrogram (300 MB at 30 fps).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import librosa
+import numpy as np
+import scipy.fft
+
+from choreo.audio.beats import estimate_downbeats, fit_tempo_bpm, track_beats
+from choreo.audio.music_features import (
+    BEAT_COLUMN,
+    CHROMA_COLUMNS,
+    FEATURE_DIM,
+    MFCC_COLUMNS,
+    ONSET_ENVELOPE_COLUMN,
+    ONSET_PEAK_COLUMN,
+    MusicFeatures,
+)
+from choreo.errors import ParameterError
+
+__all__ = [
+    "HOP_LENGTH",
+    "N_FFT",
+    "N_MELS",
+    "N_MFCC",
+    "ONSET_SHIFT_FRAMES",
+    "extract_features",
+    "feature_sr",
+    "onset_strength",
+]
+
+HOP_LENGTH = 512
+"""Samples per motion frame at the feature sample rate."""
+
+N_FFT = 2048
+"""STFT window length in samples (four hops)."""
+
+N_MELS = 128
+"""Mel bands of the spectrum behind both the onset envelope and the MFCC."""
+
+N_MFCC = 20
+N_CHROMA = 12
+
+LOW_BAND_HZ = (30.0, 200.0)
+"""Kick and bass band whose energy marks the downbeats."""
+
+ONSET_SHIFT_FRAMES = N_FFT // (4 * HOP_LENGTH)
+"""Frames from the first rise of a windowed onset to the frame centred on it (see the module docstring)."""
+
+_BLOCK_FRAMES = 1024
+"""STFT frames computed at a time (8 MB of complex64 spectrum)."""
+
+
+def feature_sr(fps: int) -> int:
+    """The sample rate at which one hop of :data:`HOP_LENGTH` samples is one frame at ``fps``.
+
+    >>> feature_sr(30)
+    15360
+    """
+    if isinstance(fps, bool) or not isinstance(fps, int | np.integer) or fps <= 0:
+        raise ParameterError(f"fps must be a positive integer, got {fps!r}")
+    return int(fps) * HOP_LENGTH
+
+
+def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
+    """Features, beats, downbeats and tempo of mono audio, one row per frame at ``fps``.
+
+    Parameters
+    ----------
+    y : np.ndarray [shape=(n,)], mono audio, finite, not empty
+    sr : int, must be ``feature_sr(fps) = fps * 512`` (load the song with ``load_audio(path, sr=sr)``)
+    fps : int > 0, frames per second of the features
+
+    Returns
+    -------
+    MusicFeatures
+        ``ceil(n / 512)`` rows (``ceil(duration_s * fps)``); row ``k`` is the
+        audio at time ``k / fps``. ``duration_s = n / sr``.
+
+    Raises
+    ------
+    ParameterError
+        ``sr`` does not match ``fps``, or ``y`` is not non-empty finite mono audio.
+    """
+    expected_sr = feature_sr(fps)
+    if sr != expected_sr:
+        raise ParameterError(
+            f"sr must be fps * {HOP_LENGTH} = {expected_sr} Hz for {fps} fps, got {sr!r}; "
+            f"load the song with load_audio(path, sr=feature_sr(fps))"
+        )
+    samples = np.asarray(y)
+    if samples.ndim != 1 or samples.size == 0:
+        raise ParameterError(f"y must be non-empty mono audio [n], got shape {samples.shape}")
+    samples = samples.astype(np.float32, copy=False)
+    if not np.isfinite(samples).all():
+        raise ParameterError("y contains NaN or infinite samples")
+    n_frames = -(-samples.size // HOP_LENGTH)
+
+    mel_power, chroma, low_energy = _spectral_frames(samples, sr=sr, n_frames=n_frames)
+    log_mel = librosa.power_to_db(mel_power)
+    onset_envelope = onset_strength(log_mel)
+    mfcc = librosa.feature.mfcc(S=log_mel, n_mfcc=N_MFCC)
+    peak_frames = librosa.onset.onset_detect(
+        onset_envelope=onset_envelope, sr=sr, hop_length=HOP_LENGTH, units="frames"
+    )
+    beat_frames, tempogram_bpm = track_beats(onset_envelope, sr=sr, hop_length=HOP_LENGTH)
+    bass_onset = onset_strength(librosa.power_to_db(low_energy[np.newaxis]))
+    downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
+
+    features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)
+    features[:, ONSET_ENVELOPE_COLUMN] = onset_envelope
+    features[:, MFCC_COLUMNS] = mfcc.T
+    features[:, CHROMA_COLUMNS] = chroma.T
+    features[peak_frames, ONSET_PEAK_COLUMN] = 1.0
+    features[beat_frames, BEAT_COLUMN] = 1.0
+    beat_times = beat_frames / fps
+    return MusicFeatures(
+        fps=int(fps),
+        features=features,
+        beat_times=beat_times,
+        downbeat_times=downbeat_frames / fps,
+        tempo_bpm=fit_tempo_bpm(beat_times, fallback_bpm=tempogram_bpm),
+        duration_s=samples.size / sr,
+    )
+
+
+def onset_strength(log_power: np.ndarray) -> np.ndarray:
+    """Onset envelope: mean positive frame-to-frame rise of a log spectrum, aligned to frame times.
+
+    Parameters
+    ----------
+    log_power : np.ndarray [shape=(bands, frames)], dB
+
+    Returns
+    -------
+    envelope : np.ndarray [shape=(frames,), dtype=float32], >= 0; ``envelope[k]``
+        is the rise from frame ``k - 1 - s`` to frame ``k - s`` with
+        ``s = ONSET_SHIFT_FRAMES``, zero for the first ``1 + s`` frames
+    """
+    rise = np.maximum(0.0, np.diff(log_power, axis=1)).mean(axis=0)
+    envelope = np.zeros(log_power.shape[1], dtype=np.float32)
+    lead = 1 + ONSET_SHIFT_FRAMES
+    envelope[lead:] = rise[: max(0, rise.size - ONSET_SHIFT_FRAMES)]
+    return envelope
+
+
+def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mel power [128, N], chroma [12, N] and low-band energy [N] from one centred STFT.
+
+    Frame ``k`` is the Hann-windowed ``N_FFT`` samples centred on sample
+    ``k * HOP_LENGTH``, zeros beyond the ends (librosa's ``center=True``,
+    ``pad_mode="constant"``).
+    """
+    window = _window()
+    mel_basis = _mel_basis(sr)
+    low_bins = _low_band_bins(sr)
+    mel_power = np.empty((N_MELS, n_frames), dtype=np.float32)
+    chroma = np.empty((N_CHROMA, n_frames), dtype=np.float32)
+    low_energy = np.empty(n_frames, dtype=np.float32)
+    half = N_FFT // 2
+    for first in range(0, n_frames, _BLOCK_FRAMES):
+        last = min(first + _BLOCK_FRAMES, n_frames)
+        start = first * HOP_LENGTH - half
+        stop = (last - 1) * HOP_LENGTH + half
+        segment = np.zeros(stop - start, dtype=np.float32)
+        lo, hi = max(start, 0), min(stop, y.size)
+        if hi > lo:
+            segment[lo - start : hi - start] = y[lo:hi]
+        frames = np.lib.stride_tricks.sliding_window_view(segment, N_FFT)[::HOP_LENGTH]
+        spectrum = scipy.fft.rfft(frames * window, axis=-1)
+        power = (spectrum.real**2 + spectrum.imag**2).T  # [bins, frames], float32
+        mel_power[:, first:last] = mel_basis @ power
+        chroma[:, first:last] = librosa.feature.chroma_stft(S=power, sr=sr, n_fft=N_FFT, tuning=0.0)
+        low_energy[first:last] = power[low_bins].sum(axis=0)
+    return mel_power, chroma, low_energy
+
+
+@lru_cache(maxsize=1)
+def _window() -> np.ndarray:
+    return librosa.filters.get_window("hann", N_FFT, fftbins=True).astype(np.float32)
+
+
+@lru_cache(maxsize=8)
+def _mel_basis(sr: int) -> np.ndarray:
+    return librosa.filters.mel(sr=sr, n_fft=N_FFT, n_mels=N_MELS, fmax=sr / 2).astype(np.float32)
+
+
+@lru_cache(maxsize=8)
+def _low_band_bins(sr: int) -> slice:
+    bin_hz = sr / N_FFT
+    return slice(max(1, int(np.ceil(LOW_BAND_HZ[0] / bin_hz))), int(np.floor(LOW_BAND_HZ[1] / bin_hz)) + 1)
