@@ -1,0 +1,377 @@
+"""FP16 and INT8 versions of the ONNX chunk model, made on the CPU.
+
+TensorRT 11 builds only strongly typed networks: the precision of every
+tensor is whatever the ONNX graph says. So the precision is written into the
+graph here, and the same files run in ONNX Runtime on the CPU to measure what
+each precision costs in accuracy.
+
+* **fp16** (:func:`to_mixed_fp16`): the recurrent per-frame body (every ``Scan`` /
+  ``Loop`` body, where the time goes) and the large dense layers outside it run
+  in fp16; the rest (normalisation, the slow-latent filter, the 6D to
+  axis-angle conversion, which has ``atan`` and small-angle branches) stays in
+  fp32. Casts mark every boundary, inputs and outputs stay float32.
+* **int8** (:func:`quantize_int8`): post-training static quantization with
+  Q/DQ nodes (ONNX Runtime's ``quantize_static``, QDQ format, symmetric int8,
+  per-channel weights), applied to the large matrix products: the dense layers
+  outside the loop, and the ones inside the loop body. A loop body's tensors
+  are not graph outputs, so ONNX Runtime's calibrator cannot see them; the body
+  is therefore cut out as a model of its own, calibrated on the per-frame
+  values it really receives on the calibration songs (found by stepping it
+  frame by frame), quantized, and put back in the loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from choreo.errors import EngineError
+
+__all__ = ["file_sha256", "heavy_matmuls", "quantize_int8", "to_mixed_fp16"]
+
+_FLOAT, _HALF = TensorProto.FLOAT, TensorProto.FLOAT16
+_LOOPS = ("Scan", "Loop")
+HEAVY_MIN_DIM = 32
+"""A matrix product is worth lower precision when both weight dimensions reach this."""
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _body(node: onnx.NodeProto) -> onnx.GraphProto:
+    for attr in node.attribute:
+        if attr.name == "body":
+            return attr.g
+    raise EngineError(f"{node.op_type} node {node.name!r} has no body")
+
+
+def _name_nodes(graph: onnx.GraphProto, prefix: str = "node") -> None:
+    """Give every node a unique name (quantization selects nodes by name)."""
+    seen: set[str] = set()
+    for i, node in enumerate(graph.node):
+        if not node.name or node.name in seen:
+            node.name = f"{prefix}_{node.op_type}_{i}"
+        seen.add(node.name)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _name_nodes(attr.g, f"{node.name}/body")
+
+
+def heavy_matmuls(graph: onnx.GraphProto, weights: Mapping[str, onnx.TensorProto]) -> list[str]:
+    """Names of the MatMul / Gemm nodes of ``graph`` whose weight is a large constant matrix."""
+    names = []
+    for node in graph.node:
+        if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1 and node.input[1] in weights:
+            dims = list(weights[node.input[1]].dims)
+            if len(dims) == 2 and min(dims) >= HEAVY_MIN_DIM:
+                names.append(node.name)
+    return names
+
+
+# --- fp16 -------------------------------------------------------------------------------------------------
+
+
+class _Fp16Pass:
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.inits = {i.name: i for i in self.graph.initializer}
+        self.half_copies: dict[str, str] = {}
+        self.n = 0
+
+    def fresh(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}__fp16_{self.n}"
+
+    def half_init(self, name: str) -> str:
+        """An fp16 twin of a float32 top-level initializer (made once)."""
+        if name not in self.half_copies:
+            array = numpy_helper.to_array(self.inits[name]).astype(np.float16)
+            twin = f"{name}__fp16"
+            self.graph.initializer.append(numpy_helper.from_array(array, twin))
+            self.half_copies[name] = twin
+        return self.half_copies[name]
+
+    def cast(self, src: str, dst: str, to: int) -> onnx.NodeProto:
+        return helper.make_node("Cast", [src], [dst], to=to, name=self.fresh("cast"))
+
+    def run(self) -> onnx.ModelProto:
+        _name_nodes(self.graph)
+        heavy = set(heavy_matmuls(self.graph, self.inits))
+        float_values = self._float_values()
+        new_nodes: list[onnx.NodeProto] = []
+        for node in self.graph.node:
+            if node.name in heavy:
+                new_nodes.extend(self._matmul(node))
+            elif node.op_type in _LOOPS:
+                new_nodes.extend(self._loop(node, float_values))
+            else:
+                new_nodes.append(node)
+        del self.graph.node[:]
+        self.graph.node.extend(new_nodes)
+        del self.graph.value_info[:]
+        return self.model
+
+    def _float_values(self) -> set[str]:
+        """Names of the top graph's float32 tensors (inputs, initializers, inferred values)."""
+        inferred = onnx.shape_inference.infer_shapes(self.model)
+        values = set()
+        for vi in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]:
+            if vi.type.tensor_type.elem_type == _FLOAT:
+                values.add(vi.name)
+        values.update(name for name, t in self.inits.items() if t.data_type == _FLOAT)
+        return values
+
+    def _matmul(self, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+        x16 = self.fresh(node.input[0])
+        y16 = self.fresh(node.output[0])
+        inputs = [x16, self.half_init(node.input[1])]
+        if len(node.input) > 2 and node.input[2]:
+            inputs.append(self.half_init(node.input[2]) if node.input[2] in self.inits else node.input[2])
+        half = helper.make_node(node.op_type, inputs, [y16], name=node.name)
+        half.attribute.extend(node.attribute)
+        return [self.cast(node.input[0], x16, _HALF), half, self.cast(y16, node.output[0], _FLOAT)]
+
+    def _loop(self, node: onnx.NodeProto, float_values: set[str]) -> list[onnx.NodeProto]:
+        before, after = [], []
+        body = _body(node)
+        new_inputs = []
+        for i, name in enumerate(node.input):
+            # Loop's trip count and condition are never float; everything float goes in as fp16.
+            if name and name in float_values and not (node.op_type == "Loop" and i < 2):
+                if name in self.inits:
+                    new_inputs.append(self.half_init(name))
+                else:
+                    cast_name = self.fresh(name)
+                    before.append(self.cast(name, cast_name, _HALF))
+                    new_inputs.append(cast_name)
+            else:
+                new_inputs.append(name)
+        new_outputs = []
+        for out in node.output:
+            half_name = self.fresh(out)
+            after.append(self.cast(half_name, out, _FLOAT))
+            new_outputs.append(half_name)
+        self._body_to_half(body)
+        del node.input[:]
+        node.input.extend(new_inputs)
+        del node.output[:]
+        node.output.extend(new_outputs)
+        return [*before, node, *after]
+
+    def _body_to_half(self, body: onnx.GraphProto) -> None:
+        local = {i.name for i in body.initializer} | {i.name for i in body.input}
+        produced = {o for n in body.node for o in n.output}
+        for i, init in enumerate(body.initializer):
+            if init.data_type == _FLOAT:
+                half = numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name)
+                body.initializer[i].CopyFrom(half)
+        for vi in [*body.input, *body.output]:
+            if vi.type.tensor_type.elem_type == _FLOAT:
+                vi.type.tensor_type.elem_type = _HALF
+        del body.value_info[:]
+        for node in body.node:
+            for j, name in enumerate(node.input):
+                outer = name and name not in local and name not in produced
+                if outer and name in self.inits and self.inits[name].data_type == _FLOAT:
+                    node.input[j] = self.half_init(name)
+                elif outer and name not in self.inits:
+                    raise EngineError(f"fp16 conversion: loop body reads outer value {name!r}, not supported")
+            for attr in node.attribute:
+                if node.op_type == "Cast" and attr.name == "to" and attr.i == _FLOAT:
+                    attr.i = _HALF
+                elif node.op_type == "Constant" and attr.name == "value" and attr.t.data_type == _FLOAT:
+                    attr.t.CopyFrom(
+                        numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16), attr.t.name)
+                    )
+                elif attr.type == onnx.AttributeProto.GRAPH:
+                    raise EngineError("fp16 conversion: nested loops are not supported")
+
+
+def to_mixed_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its loop bodies and large dense layers in fp16 (a converted copy).
+
+    Inputs, outputs and state stay float32, so every backend and the batcher
+    handle it exactly like the fp32 model.
+    """
+    converted = onnx.ModelProto()
+    converted.CopyFrom(model)
+    converted = _Fp16Pass(converted).run()
+    onnx.checker.check_model(converted)
+    return converted
+
+
+# --- int8 -------------------------------------------------------------------------------------------------
+
+
+def _quantize(
+    model: onnx.ModelProto, nodes: list[str], feeds: list[dict[str, np.ndarray]]
+) -> onnx.ModelProto:
+    """``quantize_static`` in QDQ format (symmetric int8, per-channel weights) on the named nodes."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class _Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self._it = iter(feeds)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self._it, None)
+
+        def __len__(self) -> int:
+            return len(feeds)
+
+        def set_range(self, start_index: int, end_index: int) -> None:
+            self._it = iter(feeds[start_index:end_index])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.onnx", Path(tmp) / "out.onnx"
+        onnx.save(model, str(src))
+        quantize_static(
+            str(src),
+            str(dst),
+            _Reader(),
+            quant_format=QuantFormat.QDQ,
+            activation_type=QuantType.QInt8,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            nodes_to_quantize=nodes,
+            extra_options={
+                "ActivationSymmetric": True,
+                "WeightSymmetric": True,
+                "CalibStridedMinMax": 1,
+            },
+        )
+        return onnx.load(str(dst))
+
+
+def _body_model(model: onnx.ModelProto, loop: onnx.NodeProto) -> onnx.ModelProto:
+    """A loop body as a model of its own, with the outer weights it reads as its initializers."""
+    body = onnx.GraphProto()
+    body.CopyFrom(_body(loop))
+    outer = {i.name: i for i in model.graph.initializer}
+    local = {i.name for i in body.initializer} | {i.name for i in body.input}
+    produced = {o for n in body.node for o in n.output}
+    for node in body.node:
+        for name in node.input:
+            if name and name not in local and name not in produced:
+                if name not in outer:
+                    raise EngineError(f"int8: loop body reads outer value {name!r}, not supported")
+                body.initializer.append(outer[name])
+                local.add(name)
+    standalone = helper.make_model(body, opset_imports=model.opset_import)
+    standalone.ir_version = model.ir_version
+    return standalone
+
+
+def _scan_step_feeds(
+    model: onnx.ModelProto, scan: onnx.NodeProto, chunks: list[dict[str, np.ndarray]], rows_per_item: int
+) -> list[dict[str, np.ndarray]]:
+    """The values a Scan body receives, frame by frame, on the calibration chunks.
+
+    The chunk model is run once with the Scan's inputs exposed as outputs; the
+    body is then stepped over the frames. Rows of many frames are stacked on the
+    batch axis (the body treats rows independently) into calibration items.
+    """
+    import onnxruntime as ort
+
+    body = _body(scan)
+    attrs = {a.name: helper.get_attribute_value(a) for a in scan.attribute}
+    n_scan = int(attrs["num_scan_inputs"])
+    n_state = len(scan.input) - n_scan
+    axes = list(attrs.get("scan_input_axes", [0] * n_scan))
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    known = {o.name for o in probe.graph.output}
+    for name in scan.input:
+        if name not in known:
+            probe.graph.output.append(helper.make_empty_tensor_value_info(name))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    chunk_session = ort.InferenceSession(
+        probe.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    body_session = ort.InferenceSession(
+        _body_model(model, scan).SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    body_in = [i.name for i in body.input]
+    body_out = [o.name for o in body.output]
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in body_in}
+    for chunk in chunks:
+        values = dict(zip([o.name for o in probe.graph.output], chunk_session.run(None, chunk), strict=True))
+        states = [values[name] for name in scan.input[:n_state]]
+        xs = [values[name] for name in scan.input[n_state:]]
+        for t in range(xs[0].shape[axes[0]]):
+            step = dict(zip(body_in[:n_state], states, strict=True))
+            for name, x, axis in zip(body_in[n_state:], xs, axes, strict=True):
+                step[name] = np.take(x, t, axis=axis)
+            for name, value in step.items():
+                rows[name].append(value)
+            states = body_session.run(body_out[:n_state], step)
+    stacked = {name: np.concatenate(parts, axis=0) for name, parts in rows.items()}
+    total = next(iter(stacked.values())).shape[0]
+    return [
+        {name: value[lo : lo + rows_per_item] for name, value in stacked.items()}
+        for lo in range(0, total, rows_per_item)
+    ]
+
+
+def quantize_int8(
+    model: onnx.ModelProto, chunks: Iterable[Mapping[str, np.ndarray]], *, rows_per_item: int = 512
+) -> onnx.ModelProto:
+    """Post-training INT8 quantization (Q/DQ) calibrated on real chunks.
+
+    Parameters
+    ----------
+    model : the fp32 chunk model
+    chunks : calibration feeds for the whole chunk model (conditioning and ``state_in_*``),
+        taken from real songs of different tempi and styles (see :mod:`engines.calibration`)
+    rows_per_item : per-frame rows stacked into one calibration item of a loop body
+    """
+    chunk_list = [dict(c) for c in chunks]
+    if not chunk_list:
+        raise EngineError("int8 quantization needs at least one calibration chunk")
+    base = onnx.ModelProto()
+    base.CopyFrom(model)
+    _name_nodes(base.graph)
+    inits = {i.name: i for i in base.graph.initializer}
+    loops = [n for n in base.graph.node if n.op_type in _LOOPS]
+    quantized_bodies = {}
+    for loop in loops:
+        if loop.op_type != "Scan":
+            raise EngineError("int8 quantization of Loop bodies is not supported; export the model with Scan")
+        body_model = _body_model(base, loop)
+        body_inits = {i.name: i for i in body_model.graph.initializer}
+        nodes = heavy_matmuls(body_model.graph, body_inits)
+        if nodes:
+            feeds = _scan_step_feeds(base, loop, chunk_list, rows_per_item)
+            quantized_bodies[loop.name] = _quantize(body_model, nodes, feeds).graph
+    outer_nodes = heavy_matmuls(base.graph, inits)
+    result = _quantize(base, outer_nodes, chunk_list) if outer_nodes else base
+    for node in result.graph.node:
+        if node.name in quantized_bodies:
+            for attr in node.attribute:
+                if attr.name == "body":
+                    attr.g.CopyFrom(quantized_bodies[node.name])
+    # Weights the bodies now carry themselves (quantized) may be unused outside.
+    used = {name for n in result.graph.node for name in n.input}
+    for body in quantized_bodies.values():
+        used |= {name for n in body.node for name in n.input}
+    kept = [i for i in result.graph.initializer if i.name in used]
+    del result.graph.initializer[:]
+    result.graph.initializer.extend(kept)
+    del result.metadata_props[:]
+    result.metadata_props.extend(model.metadata_props)
+    onnx.checker.check_model(result)
+    return result
