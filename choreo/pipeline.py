@@ -126,16 +126,20 @@ class RenderResult:
 
 
 @lru_cache(maxsize=4)
-def _engine_for(model_path: Path, threads: int) -> Engine:
-    from engines.onnxruntime_engine import OnnxRuntimeEngine
+def _engine_for(model_path: Path) -> Engine:
+    from engines.registry import load_engine as load_backend
 
-    return OnnxRuntimeEngine(model_path, threads=threads)
+    return load_backend(model_path)
 
 
 def load_engine(settings: Settings | None = None) -> Engine:
-    """The process's engine for the configured model, loaded on first use only."""
+    """The process's engine for the configured model, loaded on first use only.
+
+    The backend is chosen by the engines' settings (``CHOREO_ENGINE_BACKEND``):
+    TensorRT, then torch-cuda, then ONNX Runtime on the CPU.
+    """
     settings = settings or get_settings()
-    return _engine_for(Path(settings.model_path), settings.engine_threads)
+    return _engine_for(Path(settings.model_path))
 
 
 def prepare_song(path: Path, options: RenderOptions, settings: Settings | None = None) -> MusicFeatures:
