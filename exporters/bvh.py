@@ -96,16 +96,16 @@ def bvh_text(
         raise ParameterError(f"euler_order must be one of {EULER_ORDERS}, got {euler_order!r}")
     if motion.n_frames < 1:
         raise ExportError("cannot write a BVH of a motion with no frames")
+    if not (np.all(np.isfinite(motion.rotations)) and np.all(np.isfinite(motion.root_translation))):
+        raise ExportError("motion holds NaN or infinite values; refusing to write the BVH")
     scale = units_scale(units)
-    local = rig.local_rotations(motion, world_aligned=True)
+    local = rig.local_quaternions(motion, world_aligned=True)
     degrees = np.degrees(continuous_euler(local, euler_order))  # [frames, joints, 3]
     order = _frame_order(rig)
     root = order[0]
     columns = [rig.root_positions_m(motion) * scale, degrees[:, root]]
     columns += [degrees[:, j] for j in order[1:]]
     table = np.concatenate(columns, axis=1)
-    if not np.all(np.isfinite(table)):
-        raise ExportError("motion holds NaN or infinite values; refusing to write the BVH")
     # Adding 0.0 turns -0.0 into 0.0 so that identical motions give identical text.
     row_format = " ".join([f"%.{_DECIMALS}f"] * table.shape[1])
     body = "\n".join(row_format % tuple(row) for row in (table + 0.0).tolist())

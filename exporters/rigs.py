@@ -41,10 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, mat_to_euler
+from choreo.motion.rotations import EULER_ORDERS, aa_to_quat, mat_to_quat, quat_multiply, quat_to_aa
 from choreo.motion.skeleton import JOINT_NAMES, REST_PELVIS_HEIGHT_M, SMPL, Skeleton
 
 __all__ = [
@@ -199,36 +200,37 @@ class Rig:
             tips[j] = world if world_aligned else self.bone_frames[j].T @ world
         return tips
 
-    def local_rotations(self, motion: Motion, *, world_aligned: bool = False) -> np.ndarray:
-        """The motion's joint rotations in the rig's local axes, ``[frames, joints, 3, 3]``.
+    def local_quaternions(self, motion: Motion, *, world_aligned: bool = False) -> np.ndarray:
+        """The motion's joint rotations in the rig's local axes, quaternions ``[frames, joints, 4]`` (xyzw).
 
         For a joint ``j`` with parent ``p`` and rest axes ``B``, the rig rotation
         is ``B[p]^T @ L[j] @ B[j]`` where ``L`` is the motion's local rotation
         (the root: ``L[0] @ B[0]``); this keeps every joint's world position.
+        With ``world_aligned`` (BVH), or for a world-aligned rig, it is ``L``.
         """
         self._check_motion(motion)
-        local = aa_to_mat(motion.rotations)
+        local = aa_to_quat(motion.rotations)
         if world_aligned or self.world_aligned:
             return local
-        frames = self.bone_frames
-        parent_frames = np.stack([np.eye(3) if p < 0 else frames[p] for p in self.parents])
-        return np.einsum("jba,fjbc,jcd->fjad", parent_frames, local, frames)
+        frames = mat_to_quat(self.bone_frames)
+        parents = np.stack([np.array([0.0, 0.0, 0.0, 1.0]) if p < 0 else frames[p] for p in self.parents])
+        parents_inv = parents * np.array([-1.0, -1.0, -1.0, 1.0])
+        return quat_multiply(quat_multiply(parents_inv, local), frames)
+
+    def motion_rotations(self, rig_local: np.ndarray, *, world_aligned: bool = False) -> np.ndarray:
+        """Inverse of :meth:`local_quaternions`: rig quaternions back to the motion's axis-angle."""
+        q = np.asarray(rig_local, dtype=np.float64)
+        if not (world_aligned or self.world_aligned):
+            frames = mat_to_quat(self.bone_frames)
+            parents = np.stack([np.array([0.0, 0.0, 0.0, 1.0]) if p < 0 else frames[p] for p in self.parents])
+            frames_inv = frames * np.array([-1.0, -1.0, -1.0, 1.0])
+            q = quat_multiply(quat_multiply(parents, q), frames_inv)
+        return quat_to_aa(q)
 
     def root_positions_m(self, motion: Motion) -> np.ndarray:
         """World position of the root in every frame, metres, ``[frames, 3]``."""
         self._check_motion(motion)
         return np.asarray(motion.root_translation, dtype=np.float64)
-
-    def motion_rotations(self, rig_local: np.ndarray, *, world_aligned: bool = False) -> np.ndarray:
-        """Inverse of :meth:`local_rotations`: rig rotations back to the motion's axis-angle frame.
-
-        Returns matrices ``[frames, joints, 3, 3]``.
-        """
-        if world_aligned or self.world_aligned:
-            return np.asarray(rig_local, dtype=np.float64)
-        frames = self.bone_frames
-        parent_frames = np.stack([np.eye(3) if p < 0 else frames[p] for p in self.parents])
-        return np.einsum("jab,fjbc,jdc->fjad", parent_frames, rig_local, frames)
 
     def _check_motion(self, motion: Motion) -> None:
         if motion.skeleton.names != self.skeleton.names or motion.skeleton.parents != self.skeleton.parents:
@@ -277,8 +279,8 @@ def get_rig(name: str, skeleton: Skeleton = SMPL) -> Rig:
     raise ParameterError(f"unknown rig {name!r}; choose one of {RIG_NAMES}")
 
 
-def continuous_euler(mats: np.ndarray, order: str) -> np.ndarray:
-    """Intrinsic Euler angles (radians) of rotation matrices ``[frames, ..., 3, 3]``, continuous in time.
+def continuous_euler(quats: np.ndarray, order: str) -> np.ndarray:
+    """Intrinsic Euler angles (radians) of quaternions ``[frames, ..., 4]`` (xyzw), continuous in time.
 
     Each rotation has two Euler solutions, ``(a, b, c)`` and
     ``(a + pi, pi - b, c + pi)``, and each angle is defined modulo 2 pi. The
@@ -288,9 +290,14 @@ def continuous_euler(mats: np.ndarray, order: str) -> np.ndarray:
     solution that continues the previous one (a jump of both outer angles by
     more than 90 degrees switches branch), then unwraps every channel. Both
     steps are vectorised over frames; every output is an exact Euler
-    representation of its matrix whatever branch is chosen.
+    representation of its rotation whatever branch is chosen.
     """
-    angles = mat_to_euler(mats, order)
+    q = np.asarray(quats, dtype=np.float64)
+    if q.shape[-1] != 4:
+        raise ParameterError(f"quaternions must end in 4 values, got shape {q.shape}")
+    if order not in EULER_ORDERS:
+        raise ParameterError(f"Euler order must be one of {EULER_ORDERS}, got {order!r}")
+    angles = Rotation.from_quat(q.reshape(-1, 4)).as_euler(order).reshape(q.shape[:-1] + (3,))
     if angles.shape[0] < 2:
         return angles
     step = np.diff(angles, axis=0)

@@ -96,7 +96,7 @@ def add_animation(
     scene.add("AnimationLayer", layer)
     scene.connect(layer_id, stack_id)
 
-    degrees = fbx_euler_degrees(rig.local_rotations(motion)).astype(np.float32)  # [frames, joints, 3]
+    degrees = fbx_euler_degrees(rig.local_quaternions(motion)).astype(np.float32)  # [frames, joints, 3]
     root = next(j for j, p in enumerate(rig.parents) if p < 0)
     translation = (rig.root_positions_m(motion) * scale).astype(np.float32)
     _curve_node(scene, layer_id, model_ids[root], "T", "Lcl Translation", key_ticks, translation)

@@ -95,7 +95,7 @@ def _encode_node(node: FbxNode, out: bytearray, compress_level: int, cache: dict
     struct.pack_into("<III", out, start, len(out), len(node.props), props_len)
 
 
-def encode_fbx(nodes: list[FbxNode], *, version: int = FBX_VERSION, compress_level: int = 6) -> bytes:
+def encode_fbx(nodes: list[FbxNode], *, version: int = FBX_VERSION, compress_level: int = 1) -> bytes:
     """Encode top-level ``nodes`` as a complete binary FBX file (header, nodes, footer).
 
     Parameters

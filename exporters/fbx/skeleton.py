@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from choreo.motion.rotations import mat_to_quat
 from exporters.fbx.nodes import FbxNode, i32, i64
 from exporters.fbx.properties import p_bool, p_double, p_enum, p_int, p_lcl, properties70
 from exporters.fbx.scene import FbxScene, object_name
@@ -21,12 +22,12 @@ FBX_EULER_ORDER = "ZYX"
 """Intrinsic order whose angles, reversed, are FBX's default ``eEulerXYZ`` (X applied first)."""
 
 
-def fbx_euler_degrees(mats: np.ndarray) -> np.ndarray:
-    """FBX ``Lcl Rotation`` values (X, Y, Z degrees, order XYZ) of matrices ``[frames, ..., 3, 3]``.
+def fbx_euler_degrees(quats: np.ndarray) -> np.ndarray:
+    """FBX ``Lcl Rotation`` values (X, Y, Z degrees, order XYZ) of quaternions ``[frames, ..., 4]``.
 
     Continuous over the first axis, which is time.
     """
-    return np.degrees(continuous_euler(mats, FBX_EULER_ORDER)[..., ::-1])
+    return np.degrees(continuous_euler(quats, FBX_EULER_ORDER)[..., ::-1])
 
 
 def add_skeleton(scene: FbxScene, rig: Rig, scale: float) -> list[int]:
@@ -40,7 +41,7 @@ def add_skeleton(scene: FbxScene, rig: Rig, scale: float) -> list[int]:
     """
     offsets = rig.rest_offsets_m() * scale
     offsets[0] = rig.rest_root_position_m() * scale
-    rest_degrees = fbx_euler_degrees(rig.rest_local_rotations()[None])[0]
+    rest_degrees = fbx_euler_degrees(mat_to_quat(rig.rest_local_rotations())[None])[0]
     lengths = np.linalg.norm(rig.skeleton.offsets, axis=1) * scale
     model_ids = []
     for j, name in enumerate(rig.joint_names):
