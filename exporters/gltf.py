@@ -133,7 +133,7 @@ def _local_quaternions(motion: Motion, rig: Rig) -> np.ndarray:
     Signs are chosen so that neighbouring frames have a positive dot product:
     LINEAR interpolation (slerp) then follows the short arc in every reader.
     """
-    quat = mat_to_quat(rig.local_rotations(motion))
+    quat = rig.local_quaternions(motion)
     if quat.shape[0] > 1:
         flips = np.cumprod(np.where(np.sum(quat[1:] * quat[:-1], axis=-1) < 0.0, -1.0, 1.0), axis=0)
         quat[1:] *= flips[..., None]

@@ -26,6 +26,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.bvh import write_bvh
+from exporters.fbx import write_fbx
 from exporters.gltf import write_glb
 from exporters.rigs import RIG_NAMES, get_rig, units_scale
 
@@ -184,3 +185,67 @@ def test_blender_imports_bvh(
     assert report["frame_range"] == [1.0, float(motion.n_frames)]
     assert report["scene_fps"] == fps
     check_heads(report, motion, frames, get_rig(rig).joint_names)
+
+
+def test_blender_glb_bone_heuristics_keep_joint_positions(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator
+):
+    """The importer's 'Bone Dir' choices only change how bones are drawn, not where joints go."""
+    motion = dance_motion(rng, n_frames=60, fps=30)
+    path = write_glb(motion, tmp_path / "dance.glb", rig="smpl")
+    frames = sampled_frames(rng, motion.n_frames, count=5)
+    heuristics = ("BLENDER", "TEMPERANCE", "FORTUNE")
+    jobs = [
+        {
+            "path": str(path),
+            "format": "glb",
+            "fps": 30,
+            "frames": frames.tolist(),
+            "options": {"bone_heuristic": h},
+        }
+        for h in heuristics
+    ]
+    for report in run_probe(blender_python, jobs, tmp_path):
+        assert len(report["bones"]) == 24
+        check_heads(report, motion, frames, motion.skeleton.names)
+
+
+@pytest.mark.parametrize(("rig", "units"), [("smpl", "m"), ("mixamo", "cm")])
+@pytest.mark.parametrize("fps", [30, 60])
+def test_blender_imports_fbx(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int, rig: str, units: str
+):
+    motion = dance_motion(rng, n_frames=3 * fps, fps=fps)
+    path = write_fbx(motion, tmp_path / "dance.fbx", rig=rig, units=units)
+    frames = sampled_frames(rng, motion.n_frames)
+    # The scene starts at another rate: the importer must take the file's. Blender's FBX
+    # importer keys time 0 at frame 1 (its default animation offset) and applies the unit scale.
+    (report,) = run_probe(
+        blender_python,
+        [{"path": str(path), "format": "fbx", "fps": 25, "frames": (frames + 1).tolist(), "options": {}}],
+        tmp_path,
+    )
+    assert report["armatures"] == 1
+    assert len(report["bones"]) == 24
+    assert report["scene_fps"] == fps
+    assert report["frame_range"] == [1.0, float(motion.n_frames)]
+    check_heads(report, motion, frames, get_rig(rig).joint_names)
+
+
+def test_blender_takes_every_cli_frame_rate_from_fbx(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator
+):
+    """24, 25 and 50 fps files (the CLI's other rates) set Blender's scene rate and keep their poses."""
+    jobs, motions = [], []
+    for fps in (24, 25, 50):
+        motion = dance_motion(rng, n_frames=2 * fps, fps=fps)
+        path = write_fbx(motion, tmp_path / f"dance_{fps}.fbx", rig="smpl", units="cm")
+        frames = sampled_frames(rng, motion.n_frames, count=4)
+        motions.append((motion, frames))
+        jobs.append(
+            {"path": str(path), "format": "fbx", "fps": 30, "frames": (frames + 1).tolist(), "options": {}}
+        )
+    for (motion, frames), report in zip(motions, run_probe(blender_python, jobs, tmp_path), strict=True):
+        assert report["scene_fps"] == motion.fps
+        assert report["frame_range"] == [1.0, float(motion.n_frames)]
+        check_heads(report, motion, frames, motion.skeleton.names)
