@@ -32,7 +32,9 @@ from choreo.pipeline import (
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import advance_job, get_job, update_job
 from choreo.service.records import JobRecord, JobState, job_prefix, now_s, song_key
+from choreo.service.storage import ObjectMissing
 from choreo.styles import resolve_style
+from exporters.provenance import Provenance
 
 __all__ = [
     "SKIPPED",
@@ -127,9 +129,10 @@ def generate(ctx: ServiceContext, job_id: str, engine: Any) -> str:
         np.save(raw_path, raw.to_array().astype(np.float32))
         ctx.storage.upload_file(raw_path, _work_key(job_id, "raw_motion.npy"))
         style = resolve_style(options.style, features.tempo_bpm)
-        provenance = provenance_for(Path(job.track_name), engine, options, style, job.track_sha256)
-        provenance["raw_fps"] = raw.fps
-        ctx.storage.put_json(_work_key(job_id, "provenance.json"), provenance)
+        provenance = provenance_for(engine, options, style, job.track_sha256)
+        ctx.storage.put_json(
+            _work_key(job_id, "provenance.json"), {"provenance": provenance.to_dict(), "raw_fps": raw.fps}
+        )
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.7)
     return "generated"
 
@@ -149,14 +152,17 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
     with tempfile.TemporaryDirectory(prefix="choreo-finish-") as tmp_name:
         tmp = Path(tmp_name)
         features = _load_features(ctx, job_id, tmp)
-        provenance = ctx.storage.get_json(_work_key(job_id, "provenance.json")) or {}
+        made = ctx.storage.get_json(_work_key(job_id, "provenance.json"))
+        if made is None:
+            raise ObjectMissing(f"job {job_id} has no provenance.json: generation did not finish")
+        provenance = Provenance.from_dict(made["provenance"])
         raw_path = tmp / "raw_motion.npy"
         ctx.storage.download_file(_work_key(job_id, "raw_motion.npy"), raw_path)
-        raw = Motion.from_array(
-            np.load(raw_path).astype(np.float64), fps=provenance.pop("raw_fps", features.fps)
-        )
+        raw = Motion.from_array(np.load(raw_path).astype(np.float64), fps=made["raw_fps"])
         motion = finish_motion(raw, features, options)
-        files = export_dance(motion, features, options, tmp / "out", name, provenance)
+        files = export_dance(
+            motion, features, options, tmp / "out", name, provenance, song_name=job.track_name
+        )
         advance_job(ctx, job_id, JobState.EXPORTING, progress=0.9)
         artifacts: dict[str, str] = {}
         for kind, path in sorted(files.items()):
@@ -169,11 +175,11 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
     summary = {
         "tempo_bpm": round(float(features.tempo_bpm), 3),
         "duration_s": round(float(features.duration_s), 3),
-        "style": provenance.get("style", options.style),
+        "style": provenance.style,
         "energy_m_per_s": round(motion_energy_m_per_s(motion), 4),
         "frames": motion.n_frames,
         "fps": motion.fps,
-        "model_version": summary_json.get("model_version", provenance.get("model_version")),
+        "model_version": summary_json.get("model_version", provenance.model_version),
     }
     finished = False
 
