@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from exporters.fbx.binary import FBX_VERSION
 from exporters.fbx.nodes import FbxNode, i32, i64, raw
@@ -94,9 +94,12 @@ class FbxScene:
 
     def document(self, settings: SceneSettings) -> list[FbxNode]:
         """The complete list of top-level nodes, in the order FBX 7.4 files have them."""
+        # The id depends on the content's description, not on the file's name.
+        described = replace(settings, file_name="")
         file_id = hashlib.sha256(
-            repr((settings, len(self.objects), len(self.connections))).encode()
-        ).digest()[:16]
+            repr((described, len(self.objects), len(self.connections))).encode()
+        ).digest()
+        file_id = file_id[:16]
         return [
             _header_extension(settings),
             FbxNode.make("FileId", raw(file_id)),
