@@ -17,7 +17,9 @@ the report gets:
 * ``frame_range``: the first and last keyed frame of the armature's action;
 * ``scene_fps``: the scene's frame rate after the import;
 * ``heads``: for each sampled frame, the world-space head of every pose bone,
-  ``[frames][bones][3]`` in Blender's Z-up metres.
+  ``[frames][bones][3]`` in Blender's Z-up metres;
+* ``skinned``: for each mesh the armature deforms, its vertex-group count and, for each
+  sampled frame, its deformed vertices in world space, ``[frames][vertices][3]``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,31 @@ def probe(job: dict) -> dict:
         world = armature.matrix_world
         heads.append([list(world @ armature.pose.bones[name].head) for name in report["bones"]])
     report["heads"] = heads
+    report["skinned"] = [_deformed(mesh, job["frames"]) for mesh in _skinned_meshes(scene, armature)]
     return report
+
+
+def _skinned_meshes(scene, armature) -> list:
+    return [
+        obj
+        for obj in scene.objects
+        if obj.type == "MESH"
+        and any(mod.type == "ARMATURE" and mod.object == armature for mod in obj.modifiers)
+    ]
+
+
+def _deformed(mesh, frames: list[int]) -> dict:
+    """World positions of ``mesh``'s vertices after the armature deforms it, per frame."""
+    scene = bpy.context.scene
+    vertices = []
+    for frame in frames:
+        scene.frame_set(int(frame))
+        evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        data = evaluated.to_mesh()
+        world = evaluated.matrix_world
+        vertices.append([list(world @ v.co) for v in data.vertices])
+        evaluated.to_mesh_clear()
+    return {"vertex_groups": len(mesh.vertex_groups), "vertices": vertices}
 
 
 def main(request_path: str, report_path: str) -> int:

@@ -7,7 +7,8 @@ missing (``python3.11 -m venv`` and ``pip install bpy==BPY_VERSION``, about 20 s
 a warm pip cache). Each test writes a file, has ``blender_probe.py`` import it with
 Blender's own importer in a subprocess, and compares the bone count, the keyed frame
 range and the world position of every bone's head at sampled frames with
-:func:`choreo.motion.kinematics.joint_positions`, within 1 mm.
+:func:`choreo.motion.kinematics.joint_positions`, within 1 mm; for GLB and FBX also the
+mannequin as Blender's armature deforms it against our own skinning, within 1 mm.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.spatial import cKDTree
 
-from choreo.motion.kinematics import joint_positions
+from choreo.motion.kinematics import global_rotations, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.bvh import write_bvh
 from exporters.fbx import write_fbx
 from exporters.gltf import write_glb
+from exporters.mannequin import build_mannequin
 from exporters.rigs import RIG_NAMES, get_rig, units_scale
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -137,6 +140,43 @@ def check_heads(report: dict, motion: Motion, frames: np.ndarray, names: tuple[s
     )
 
 
+def skinned_mannequin(motion: Motion, frames: np.ndarray) -> np.ndarray:
+    """Our own linear blend skinning of the mannequin, ``[frames, vertices, 3]``, Y up.
+
+    A joint with world rotation ``G``, position ``p`` and bind position ``r`` moves a
+    bound vertex ``v`` to ``G (v - r) + p``, whatever its rig's bone axes (they cancel).
+    """
+    figure = build_mannequin(motion.skeleton)
+    rotations = global_rotations(motion)[frames]  # [F, J, 3, 3]
+    positions = joint_positions(motion)[frames]  # [F, J, 3]
+    rest = figure.positions.astype(np.float64)
+    bind = figure.bind_matrices[:, :3, 3]
+    weighted = np.zeros((len(frames), figure.n_vertices, 3))
+    for slot in range(figure.joints.shape[1]):
+        joint = figure.joints[:, slot]
+        moved = np.einsum("fvab,vb->fva", rotations[:, joint], rest - bind[joint]) + positions[:, joint]
+        weighted += figure.weights[None, :, slot, None] * moved
+    return weighted
+
+
+def check_skin(report: dict, motion: Motion, frames: np.ndarray) -> None:
+    """Blender deforms the one skinned mesh as our skinning does: every vertex within 1 mm.
+
+    Compared as point sets (the symmetric Hausdorff distance), so that an importer may
+    reorder vertices.
+    """
+    assert len(report["skinned"]) == 1, f"expected one skinned mesh, Blender has {len(report['skinned'])}"
+    (mesh,) = report["skinned"]
+    assert mesh["vertex_groups"] == motion.skeleton.n_joints
+    expected = to_blender(skinned_mannequin(motion, frames))
+    for k, frame in enumerate(frames):
+        measured = np.asarray(mesh["vertices"][k])
+        distance = max(
+            cKDTree(measured).query(expected[k])[0].max(), cKDTree(expected[k]).query(measured)[0].max()
+        )
+        assert distance < TOLERANCE_M, f"mesh at motion frame {frame} is {distance * 1000:.2f} mm off"
+
+
 @pytest.mark.parametrize("rig", RIG_NAMES)
 @pytest.mark.parametrize("fps", [30, 60])
 def test_blender_imports_glb(
@@ -155,6 +195,7 @@ def test_blender_imports_glb(
     assert len(report["bones"]) == 24
     assert report["frame_range"] == [0.0, float(motion.n_frames - 1)]
     check_heads(report, motion, frames, get_rig(rig).joint_names)
+    check_skin(report, motion, frames)
 
 
 @pytest.mark.parametrize(("rig", "units"), [("smpl", "m"), ("mixamo", "cm")])
@@ -185,6 +226,7 @@ def test_blender_imports_bvh(
     assert report["frame_range"] == [1.0, float(motion.n_frames)]
     assert report["scene_fps"] == fps
     check_heads(report, motion, frames, get_rig(rig).joint_names)
+    assert report["skinned"] == []  # BVH holds bones only
 
 
 def test_blender_glb_bone_heuristics_keep_joint_positions(
@@ -230,6 +272,7 @@ def test_blender_imports_fbx(
     assert report["scene_fps"] == fps
     assert report["frame_range"] == [1.0, float(motion.n_frames)]
     check_heads(report, motion, frames, get_rig(rig).joint_names)
+    check_skin(report, motion, frames)
 
 
 def test_blender_takes_every_cli_frame_rate_from_fbx(
