@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-VERB_MODULES = ("render", "train", "eval")
+VERB_MODULES = ("render", "train", "prepare_data", "eval", "engines")
 
 
 def build_parser() -> argparse.ArgumentParser:

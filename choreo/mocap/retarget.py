@@ -31,12 +31,12 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
+from choreo.mocap.rigs import SourceRig, detect_rig
 from choreo.motion.bvh_reader import BvhData, forward_kinematics
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import mat_to_aa
 from choreo.motion.skeleton import JOINT_NAMES, SMPL
-from choreo.mocap.rigs import SourceRig, detect_rig
 
 __all__ = ["FLOOR_CLEARANCE_M", "facing_angle", "leg_length", "retarget", "source_joint_positions"]
 
@@ -118,14 +118,19 @@ def source_joint_positions(bvh: BvhData, rig: SourceRig) -> tuple[np.ndarray, np
 def leg_length(positions: np.ndarray) -> float:
     """Median over frames of hip-knee-ankle length, averaged over both legs, in the positions' units."""
     lengths = []
-    for hip, knee, ankle in (("left_hip", "left_knee", "left_ankle"), ("right_hip", "right_knee", "right_ankle")):
+    for hip, knee, ankle in (
+        ("left_hip", "left_knee", "left_ankle"),
+        ("right_hip", "right_knee", "right_ankle"),
+    ):
         thigh = np.linalg.norm(positions[:, _J[knee]] - positions[:, _J[hip]], axis=-1)
         shin = np.linalg.norm(positions[:, _J[ankle]] - positions[:, _J[knee]], axis=-1)
         lengths.append(np.median(thigh + shin))
     return float(np.mean(lengths))
 
 
-def _targets(pos: np.ndarray, j: int, world: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
+def _targets(
+    pos: np.ndarray, j: int, world: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
     """Target frames, their weights and the primary direction for SMPL joint ``j``.
 
     Returns ``(frames [F,3,3] or None, primary [F,3] or None, weights [F])``;
@@ -181,9 +186,13 @@ def _targets(pos: np.ndarray, j: int, world: np.ndarray) -> tuple[np.ndarray | N
             hinge0 = _X
         else:
             hinge0 = np.array([0.0, -1.0, 0.0]) if side == "left" else np.array([0.0, 1.0, 0.0])
-        p, p0 = (a, _REST[_J[f"{side}_{lower}"]] - _REST[_J[f"{side}_{upper}"]]) if part == upper else (
-            b,
-            _REST[_J[f"{side}_{end}"]] - _REST[_J[f"{side}_{lower}"]],
+        p, p0 = (
+            (a, _REST[_J[f"{side}_{lower}"]] - _REST[_J[f"{side}_{upper}"]])
+            if part == upper
+            else (
+                b,
+                _REST[_J[f"{side}_{end}"]] - _REST[_J[f"{side}_{lower}"]],
+            )
         )
         return _frame(p, hinge) @ _frame(p0, hinge0).T, p, weight**2
     if part == "ankle":
@@ -220,7 +229,9 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
     if bvh.n_frames < 2:
         raise ParameterError(f"{source}: needs at least 2 frames, has {bvh.n_frames}")
     pos, src_rot = source_joint_positions(bvh, rig)
-    scale = float(np.linalg.norm(SMPL.offsets[_J["left_knee"]]) + np.linalg.norm(SMPL.offsets[_J["left_ankle"]]))
+    scale = float(
+        np.linalg.norm(SMPL.offsets[_J["left_knee"]]) + np.linalg.norm(SMPL.offsets[_J["left_ankle"]])
+    )
     scale /= leg_length(pos)
     n = bvh.n_frames
     world = np.zeros((n, 24, 3, 3))

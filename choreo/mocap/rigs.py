@@ -60,9 +60,7 @@ def _sided(template: dict[str, str | tuple[str, ...]], left: str, right: str) ->
     return out
 
 
-def _rig(
-    name: str, marker: str, left: str, right: str, pos: dict, rot: dict
-) -> SourceRig:
+def _rig(name: str, marker: str, left: str, right: str, pos: dict, rot: dict) -> SourceRig:
     orient = {k: v[0] for k, v in _sided(rot, left, right).items()}
     return SourceRig(name, marker, _sided(pos, left, right), orient)
 
@@ -244,6 +242,8 @@ def detect_rig(bvh: BvhData, source: str = "BVH") -> SourceRig:
             ]
             missing += [n for n in rig.orientations.values() if n not in bvh.names]
             if missing:
-                raise ParameterError(f"{source}: looks like rig {rig.name} but lacks joints {sorted(set(missing))}")
+                raise ParameterError(
+                    f"{source}: looks like rig {rig.name} but lacks joints {sorted(set(missing))}"
+                )
             return rig
     raise ParameterError(f"{source}: unknown skeleton (none of {[r.marker for r in RIGS]} found)")

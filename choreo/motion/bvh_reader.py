@@ -116,7 +116,9 @@ def read_bvh(path: str | Path) -> BvhData:
             f"BVH file {path}: frame rows have {frames.shape[1]} values, the hierarchy declares {n_channels}"
         )
     if abs(frames.shape[0] - declared) > 1:
-        raise ParameterError(f"BVH file {path}: header says {declared} frames but {frames.shape[0]} rows follow")
+        raise ParameterError(
+            f"BVH file {path}: header says {declared} frames but {frames.shape[0]} rows follow"
+        )
     return BvhData(
         names=tuple(names),
         parents=tuple(parents),

@@ -1,0 +1,55 @@
+"""Kinematic beats: the moments a dancer's motion comes to a (near) stop.
+
+Following Bailando's beat-alignment code, the mean joint speed is smoothed
+with a Gaussian and its local minima are the kinematic beats. Speed sample
+``i`` is the mean distance the joints travel from frame ``i`` to ``i + 1``,
+so a beat at index ``i`` is frame ``i``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.ndimage import gaussian_filter1d
+from scipy.signal import argrelextrema
+
+from choreo.errors import ParameterError
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+
+__all__ = ["kinematic_beats", "mean_joint_speed", "speed_minima"]
+
+
+def mean_joint_speed(motion: Motion) -> np.ndarray:
+    """Mean over joints of the speed from frame ``i`` to ``i + 1``, m/s, ``[frames - 1]``."""
+    pos = joint_positions(motion)
+    step = np.linalg.norm(np.diff(pos, axis=0), axis=-1)
+    return step.mean(axis=1) * motion.fps
+
+
+def speed_minima(speed: np.ndarray, sigma_frames: float) -> np.ndarray:
+    """Indices of the local minima of ``speed`` after Gaussian smoothing with ``sigma_frames``."""
+    speed = np.asarray(speed, dtype=np.float64)
+    if speed.ndim != 1:
+        raise ParameterError(f"speed must be 1-D, got shape {speed.shape}")
+    if sigma_frames < 0:
+        raise ParameterError(f"sigma_frames must be >= 0, got {sigma_frames}")
+    smooth = gaussian_filter1d(speed, sigma_frames) if sigma_frames > 0 else speed
+    return argrelextrema(smooth, np.less)[0]
+
+
+def kinematic_beats(motion: Motion, *, sigma_frames: float = 5.0) -> np.ndarray:
+    """Frame indices of the kinematic beats of ``motion``.
+
+    Parameters
+    ----------
+    motion : the dance
+    sigma_frames : width of the Gaussian smoothing, in frames of ``motion``
+        (Bailando: 5 frames at 60 fps)
+
+    Returns
+    -------
+    np.ndarray [shape=(beats,)], int frame indices, increasing
+    """
+    if motion.n_frames < 3:
+        return np.zeros(0, dtype=int)
+    return speed_minima(mean_joint_speed(motion), sigma_frames)

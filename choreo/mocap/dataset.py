@@ -1,0 +1,390 @@
+"""Build the training arrays: retargeted mocap, beat-retimed onto real music.
+
+The mocap has no music. Each clip (and its mirror image) is paired with
+windows of real songs: the clip's kinematic beats are warped onto the song's
+beats (:mod:`choreo.mocap.timewarp`), and the warped motion is sampled on the
+song's 30 fps feature grid, so that row ``k`` of ``motion`` and row ``k`` of
+``music`` describe the same instant. Several pairings per clip, with different
+songs, windows and tempi, vary what the model hears under one motion. Rare
+styles get more pairings so that the styles are less unbalanced.
+
+Some songs and some clips never enter ``train.npz``: ``val.npz`` pairs the
+held-out clips with the held-out songs, and ``reference.npz`` holds one
+retimed version of each held-out clip at 30 and 60 fps for the metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from choreo.audio import MusicFeatures, analyze_song
+from choreo.errors import ParameterError
+from choreo.mocap.beats import kinematic_beats
+from choreo.mocap.contact_sheet import write_contact_sheet
+from choreo.mocap.mirror import mirror
+from choreo.mocap.resample import resample, sample_at
+from choreo.mocap.retarget import retarget
+from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
+from choreo.motion.bvh_reader import read_bvh
+from choreo.motion.motion import Motion
+from choreo.styles import STYLES
+
+__all__ = [
+    "CMU_CREDIT",
+    "DATA_FPS",
+    "FOLDER_STYLES",
+    "HELD_OUT_CLIPS",
+    "HELD_OUT_SONGS",
+    "Clip",
+    "Pair",
+    "Song",
+    "beat_alignment",
+    "build_dataset",
+    "load_clips",
+    "load_songs",
+    "retime",
+]
+
+DATA_FPS = 30
+"""Frame rate of ``motion`` and ``music`` in the training arrays (the model's native rate)."""
+
+CMU_CREDIT = (
+    "The data used in this project was obtained from mocap.cs.cmu.edu. "
+    "The database was created with funding from NSF EIA-0196217."
+)
+
+FOLDER_STYLES = {
+    "cmu_60_61_salsa": "salsa",
+    "cmu_05_modern": "modern",
+    "cmu_85_breakdance": "breakdance",
+    "cmu_55_whirl": "whirl",
+}
+"""Style of each mocap folder; indices follow :data:`choreo.styles.STYLES`."""
+
+HELD_OUT_CLIPS = ("60_15_scaled", "61_15_scaled", "05_20", "85_04_keijiro_neo30fps")
+"""Clips kept out of training: a salsa pair (both partners of one take), one modern, one breakdance.
+The single whirl clip cannot be spared."""
+
+HELD_OUT_SONGS = (
+    "Kevin_MacLeod_-_Vibe_Ace.hq.ogg",
+    "hedgewars__Music__hell.ogg",
+    "supertux__forest__forest.ogg",
+    "supertux__misc__theme.ogg",
+    "xmoto__Musics__batcave.ogg",
+    "warzone2100__legacy_soundtrack__track10.opus",
+)
+"""Songs kept out of training: slow to fast, the demo song, and a 12.6-minute piece."""
+
+_PAIRINGS_PER_STYLE = {"salsa": 2, "modern": 3, "breakdance": 4, "whirl": 6}
+_CANDIDATES = 4
+_SONG_SUFFIXES = (".ogg", ".opus", ".mp3", ".wav", ".flac")
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One retargeted mocap clip at its own frame rate."""
+
+    name: str
+    style: str
+    source: str
+    motion: Motion
+    held_out: bool
+
+
+@dataclass(frozen=True)
+class Song:
+    """A song with its features at :data:`DATA_FPS`."""
+
+    name: str
+    licence: str
+    features: MusicFeatures
+    held_out: bool
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A clip retimed onto a song window, sampled on the song's frame grid."""
+
+    clip: str
+    style: str
+    song: str
+    mirrored: bool
+    start_frame: int
+    motion: Motion
+    music: np.ndarray
+    warp: TimeWarp
+    beat_align: float
+    extra: dict = field(default_factory=dict)
+
+
+def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
+    """Read and retarget every BVH under the style folders of ``mocap_dir``.
+
+    A contact sheet per clip goes to ``sheets_dir`` when given.
+    """
+    clips = []
+    for folder, style in FOLDER_STYLES.items():
+        files = sorted((mocap_dir / folder).glob("*.bvh"))
+        if not files:
+            raise ParameterError(f"--mocap {mocap_dir}: no BVH files in {folder}/")
+        for path in files:
+            motion = retarget(read_bvh(path), source=str(path))
+            clip = Clip(path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS)
+            if sheets_dir is not None:
+                write_contact_sheet(motion, sheets_dir / f"{path.stem}.png", title=f"{clip.source} ({style})")
+            clips.append(clip)
+    return clips
+
+
+def _licence(path: Path) -> str:
+    text = path.with_suffix("").with_suffix(".txt")
+    if text.exists():
+        return " ".join(text.read_text(encoding="utf-8").split())[:300]
+    if path.parent.name == "gpl":
+        package = path.name.split("__")[0]
+        return f"GPL (Debian package {package}; see music/gpl/copyright/)"
+    return "unknown"
+
+
+def load_songs(music_dir: Path, cache_dir: Path, log: Callable[[str], None] = print) -> list[Song]:
+    """Features of every song under ``music_dir`` at :data:`DATA_FPS`, cached in ``cache_dir``."""
+    paths = sorted(p for p in music_dir.rglob("*") if p.suffix.lower() in _SONG_SUFFIXES)
+    if not paths:
+        raise ParameterError(f"--music {music_dir}: no songs ({', '.join(_SONG_SUFFIXES)}) found")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    songs = []
+    for path in paths:
+        cached = cache_dir / f"{path.name}.{DATA_FPS}fps.npz"
+        if cached.exists() and cached.stat().st_mtime >= path.stat().st_mtime:
+            features = MusicFeatures.from_npz(cached)
+        else:
+            log(f"analysing {path.name}")
+            features = analyze_song(path, fps=DATA_FPS)
+            features.to_npz(cached)
+        songs.append(Song(path.name, _licence(path), features, path.name in HELD_OUT_SONGS))
+    return songs
+
+
+def beat_alignment(motion: Motion, music_beats_s: np.ndarray, *, sigma_frames: float = 5.0) -> float:
+    """Bailando's beat-alignment score: mean over music beats of exp(-d^2 / (2 * 3^2)), d in frames.
+
+    ``music_beats_s`` are seconds on the motion's clock; beats outside the motion are ignored.
+    """
+    beats = np.asarray(music_beats_s, dtype=np.float64) * motion.fps
+    beats = beats[(beats >= 0) & (beats <= motion.n_frames - 1)]
+    kin = kinematic_beats(motion, sigma_frames=sigma_frames)
+    if beats.size == 0 or kin.size == 0:
+        return 0.0
+    d = np.min(np.abs(beats[:, None] - kin[None, :]), axis=1)
+    return float(np.mean(np.exp(-(d**2) / (2 * 3.0**2))))
+
+
+def retime(
+    motion: Motion, song: MusicFeatures, start_s: float, *, fps: int = DATA_FPS
+) -> tuple[TimeWarp, int, Motion] | None:
+    """Warp ``motion`` onto the beats of ``song`` starting near ``start_s``.
+
+    Returns ``(warp, first song frame, motion sampled at fps on the song grid)``
+    or None when no warp fits inside the song.
+    """
+    source_30 = resample(motion, DATA_FPS)
+    kin_s = kinematic_beats(source_30) / DATA_FPS
+    duration_s = (motion.n_frames - 1) / motion.fps
+    window = song.beat_times[
+        (song.beat_times >= start_s) & (song.beat_times <= start_s + duration_s * MAX_STRETCH)
+    ]
+    warp = fit_warp(kin_s, window, duration_s, earliest_start_s=start_s)
+    if warp is None or warp.end_s > song.duration_s:
+        return None
+    first = int(np.ceil(warp.start_s * fps - 1e-9))
+    last = int(np.floor(warp.end_s * fps + 1e-9))
+    last = min(last, int(np.floor(song.duration_s * fps)) - 1)
+    if last - first < fps:
+        return None
+    times = np.arange(first, last + 1) / fps
+    return warp, first, sample_at(motion, warp.motion_time(times), fps)
+
+
+def _best_pairing(
+    motion: Motion, songs: list[Song], rng: np.random.Generator
+) -> tuple[Song, TimeWarp, int, Motion, float] | None:
+    best = None
+    duration_s = (motion.n_frames - 1) / motion.fps
+    for _ in range(_CANDIDATES):
+        song = songs[rng.integers(len(songs))]
+        room = song.features.duration_s - duration_s * MAX_STRETCH - 1.0
+        if room <= 0:
+            continue
+        start_s = float(rng.uniform(0.0, room))
+        fitted = retime(motion, song.features, start_s)
+        if fitted is None:
+            continue
+        warp, first, warped = fitted
+        score = beat_alignment(warped, song.features.beat_times - first / DATA_FPS)
+        if best is None or score > best[4]:
+            best = (song, warp, first, warped, score)
+    return best
+
+
+def _pairs(
+    clips: list[Clip], songs: list[Song], per_style: dict[str, int], rng: np.random.Generator
+) -> list[Pair]:
+    pairs = []
+    for clip in clips:
+        for mirrored in (False, True):
+            motion = mirror(clip.motion) if mirrored else clip.motion
+            for _ in range(per_style[clip.style]):
+                found = _best_pairing(motion, songs, rng)
+                if found is None:
+                    continue
+                song, warp, first, warped, score = found
+                music = song.features.features[first : first + warped.n_frames]
+                pairs.append(
+                    Pair(clip.name, clip.style, song.name, mirrored, first, warped, music, warp, score)
+                )
+    return pairs
+
+
+def _write_pairs(path: Path, pairs: list[Pair]) -> dict:
+    lengths = np.array([p.motion.n_frames for p in pairs], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    arrays = {
+        "motion": np.concatenate([p.motion.to_array() for p in pairs]).astype(np.float16),
+        "music": np.concatenate([p.music for p in pairs]).astype(np.float16),
+        "offsets": offsets,
+        "lengths": lengths,
+        "style": np.array([STYLES.index(p.style) for p in pairs], dtype=np.int64),
+        "styles": np.array(STYLES),
+        "clip": np.array([p.clip for p in pairs]),
+        "song": np.array([p.song for p in pairs]),
+        "song_start_frame": np.array([p.start_frame for p in pairs], dtype=np.int64),
+        "mirrored": np.array([p.mirrored for p in pairs]),
+        "beat_align": np.array([p.beat_align for p in pairs], dtype=np.float32),
+        "fps": np.int64(DATA_FPS),
+    }
+    np.savez_compressed(path, **arrays)
+    stretch = np.concatenate([1.0 / p.warp.slopes() for p in pairs if p.warp.slopes().size])
+    return {
+        "sequences": len(pairs),
+        "frames": int(lengths.sum()),
+        "duration_min": round(float(lengths.sum()) / DATA_FPS / 60.0, 2),
+        "beat_align_30fps_mean": round(float(np.mean([p.beat_align for p in pairs])), 4),
+        "stretch_min": round(float(stretch.min()), 4) if stretch.size else None,
+        "stretch_max": round(float(stretch.max()), 4) if stretch.size else None,
+        "per_style_frames": {s: int(sum(p.motion.n_frames for p in pairs if p.style == s)) for s in STYLES},
+    }
+
+
+def _write_reference(
+    path: Path, clips: list[Clip], songs: list[Song], rng: np.random.Generator
+) -> list[dict]:
+    entries = []
+    arrays: dict[str, list] = {"motion_30fps": [], "motion_60fps": []}
+    rows = []
+    for clip in clips:
+        found = _best_pairing(clip.motion, songs, rng)
+        if found is None:
+            raise ParameterError(f"no held-out song is long enough to retime clip {clip.name}")
+        song, warp, first, warped, score = found
+        start_60 = int(np.ceil(warp.start_s * 60 - 1e-9))
+        end_60 = min(int(np.floor(warp.end_s * 60 + 1e-9)), int(np.floor(song.features.duration_s * 60)) - 1)
+        motion_60 = sample_at(clip.motion, warp.motion_time(np.arange(start_60, end_60 + 1) / 60.0), 60)
+        arrays["motion_30fps"].append(warped.to_array())
+        arrays["motion_60fps"].append(motion_60.to_array())
+        rows.append((clip, song, first, start_60))
+        entries.append(
+            {
+                "clip": clip.name,
+                "style": clip.style,
+                "song": song.name,
+                "song_start_s_30fps": first / DATA_FPS,
+                "song_start_s_60fps": start_60 / 60.0,
+                "frames_30fps": warped.n_frames,
+                "frames_60fps": motion_60.n_frames,
+                "beat_align_30fps": round(score, 4),
+            }
+        )
+    out = {}
+    for key, chunks in arrays.items():
+        lengths = np.array([len(c) for c in chunks], dtype=np.int64)
+        out[key] = np.concatenate(chunks).astype(np.float32)
+        out[key.replace("motion", "lengths")] = lengths
+        out[key.replace("motion", "offsets")] = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(
+            np.int64
+        )
+    out["clip"] = np.array([c.name for c, *_ in rows])
+    out["style"] = np.array([STYLES.index(c.style) for c, *_ in rows], dtype=np.int64)
+    out["song"] = np.array([s.name for _, s, *_ in rows])
+    out["song_start_frame_30fps"] = np.array([r[2] for r in rows], dtype=np.int64)
+    out["song_start_frame_60fps"] = np.array([r[3] for r in rows], dtype=np.int64)
+    out["styles"] = np.array(STYLES)
+    np.savez_compressed(path, **out)
+    return entries
+
+
+def build_dataset(
+    mocap_dir: Path,
+    music_dir: Path,
+    out_dir: Path,
+    *,
+    cache_dir: Path,
+    seed: int = 0,
+    sheets: bool = True,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Write ``train.npz``, ``val.npz``, ``reference.npz`` and ``meta.json`` to ``out_dir``.
+
+    Returns the content of ``meta.json``.
+    """
+    rng = np.random.default_rng(seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log("retargeting mocap")
+    clips = load_clips(mocap_dir, out_dir / "contact_sheets" if sheets else None)
+    missing = sorted(set(HELD_OUT_CLIPS) - {c.name for c in clips})
+    if missing:
+        raise ParameterError(f"--mocap {mocap_dir}: held-out clips {missing} not found")
+    songs = load_songs(music_dir, cache_dir, log)
+    train_songs = [s for s in songs if not s.held_out]
+    test_songs = [s for s in songs if s.held_out]
+    if not train_songs or not test_songs:
+        raise ParameterError(f"--music {music_dir}: need both training and held-out songs {HELD_OUT_SONGS}")
+    train_clips = [c for c in clips if not c.held_out]
+    test_clips = [c for c in clips if c.held_out]
+    log(f"retiming {len(train_clips)} training clips onto {len(train_songs)} songs")
+    train = _write_pairs(out_dir / "train.npz", _pairs(train_clips, train_songs, _PAIRINGS_PER_STYLE, rng))
+    val_per_style = {s: 2 for s in STYLES}
+    val = _write_pairs(out_dir / "val.npz", _pairs(test_clips, test_songs, val_per_style, rng))
+    reference = _write_reference(out_dir / "reference.npz", test_clips, test_songs, rng)
+    meta = {
+        "format": 1,
+        "fps": DATA_FPS,
+        "styles": list(STYLES),
+        "frame_layout": (
+            "motion [frames, 75]: 24 SMPL joint rotations as axis-angle (72), root translation (3), "
+            "metres, Y up; music [frames, 35]: choreo.audio MusicFeatures columns; row k of a sequence "
+            "is song frame song_start_frame + k"
+        ),
+        "seed": seed,
+        "stretch_bounds": [MIN_STRETCH, MAX_STRETCH],
+        "credit": CMU_CREDIT,
+        "sources": {
+            "mocap": "CMU Graphics Lab Motion Capture Database, mocap.cs.cmu.edu (free for research and "
+            "commercial use; the data itself must not be resold)",
+            "clips": [
+                {"clip": c.name, "style": c.style, "file": c.source, "held_out": c.held_out} for c in clips
+            ],
+            "songs": [{"song": s.name, "licence": s.licence, "held_out": s.held_out} for s in songs],
+        },
+        "held_out_clips": sorted(c.name for c in test_clips),
+        "held_out_songs": sorted(s.name for s in test_songs),
+        "train": train,
+        "val": val,
+        "reference": reference,
+    }
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
