@@ -88,6 +88,10 @@ class EngineSettings(BaseSettings):
         default=Path.home() / ".cache" / "choreo" / "engines",
         description="Where built TensorRT engines, the timing cache and converted ONNX models are kept.",
     )
+    calibration_dir: Path | None = Field(
+        default=None,
+        description="INT8 calibration songs: a folder with MANIFEST.tsv (file, duration_s, tempo_bpm_est).",
+    )
     workspace_mib: int = Field(default=2048, ge=64, description="TensorRT builder workspace limit.")
     slots: int = Field(default=2, ge=1, le=16, description="Concurrent TensorRT contexts (one stream each).")
     device: int = Field(default=0, ge=0, description="CUDA device ordinal.")

@@ -1,0 +1,132 @@
+"""``choreo engines selfcheck``: does each backend and precision give the fp32 dance, and how fast?
+
+For every (backend, precision) that can run here, each real song is generated
+in full, chunk by chunk, and compared with ONNX Runtime in fp32 on the same
+inputs: joint-rotation error in degrees against the documented tolerance of
+the precision, and the normalised trajectory MSE. Then the engine's speed is
+measured on the song's chunks. Where TensorRT is missing, the fp16 and int8
+ONNX files still run in ONNX Runtime, which measures what each precision costs
+in accuracy on the CPU.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engines.accuracy import compare_poses
+from engines.base import Engine
+from engines.calibration import CalibrationSong
+from engines.onnxruntime_engine import OnnxRuntimeEngine
+from engines.precision_files import precision_model, song_model_inputs
+from engines.settings import EngineSettings
+
+__all__ = ["TOLERANCES", "Tolerance", "generate_song", "selfcheck"]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a precision may stray from fp32, in joint-rotation degrees."""
+
+    mean_deg: float
+    p99_deg: float
+
+
+TOLERANCES = {
+    "fp32": Tolerance(mean_deg=0.01, p99_deg=0.1),
+    "fp16": Tolerance(mean_deg=0.5, p99_deg=3.0),
+    "int8": Tolerance(mean_deg=2.0, p99_deg=10.0),
+}
+"""Documented per-precision tolerances against ONNX Runtime fp32 (see docs/engines.md)."""
+
+
+def generate_song(engine: Engine, inputs: dict[str, np.ndarray], chunk_frames: int) -> np.ndarray:
+    """A whole song's poses ``[N, 75]``; the last chunk is zero-padded to 16 frames if shorter."""
+    n = inputs["music"].shape[0]
+    state = engine.initial_state(1)
+    parts = []
+    for lo in range(0, n, chunk_frames):
+        hi = min(lo + chunk_frames, n)
+        chunk = {k: v[None, lo:hi] for k, v in inputs.items()}
+        if hi - lo < 16:
+            chunk = {k: np.pad(v, ((0, 0), (0, 16 - (hi - lo)), (0, 0))) for k, v in chunk.items()}
+        poses, state = engine.run(chunk, state)
+        parts.append(poses[0, : hi - lo])
+    return np.concatenate(parts)
+
+
+def _speed(engine: Engine, inputs: dict[str, np.ndarray], batch: int, frames: int, repeats: int) -> float:
+    chunk = {k: np.repeat(v[None, :frames], batch, axis=0) for k, v in inputs.items()}
+    state = engine.initial_state(batch)
+    engine.run(chunk, state)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        _, state = engine.run(chunk, state)
+    return batch * frames * repeats / (time.perf_counter() - start)
+
+
+def selfcheck(
+    model_path: Path,
+    settings: EngineSettings,
+    songs: Sequence[CalibrationSong],
+    candidates: Sequence[tuple[str, str, Callable[[Path], Engine]]],
+    *,
+    chunk_frames: int = 128,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Compare each candidate engine with ONNX Runtime fp32 on ``songs``.
+
+    Parameters
+    ----------
+    candidates : ``(backend name, precision, load(onnx path) -> engine)``
+    """
+    reference = OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
+    inputs = [song_model_inputs(s, reference.spec, settings.cache_dir) for s in songs]
+    expected = [generate_song(reference, x, chunk_frames) for x in inputs]
+    results = []
+    for backend, precision, load in candidates:
+        onnx_path, _ = precision_model(model_path, precision, settings)
+        engine = load(onnx_path)
+        per_song = []
+        for song, x, ref in zip(songs, inputs, expected, strict=True):
+            got = generate_song(engine, x, chunk_frames)
+            err = compare_poses(ref, got, fps=reference.spec.native_fps)
+            per_song.append({"song": song.path.name, "style": song.style, **err.to_dict()})
+        tol = TOLERANCES[precision]
+        mean_deg = float(np.mean([s["rotation_mean_deg"] for s in per_song]))
+        p99_deg = float(np.max([s["rotation_p99_deg"] for s in per_song]))
+        passed = mean_deg <= tol.mean_deg and p99_deg <= tol.p99_deg
+        frames_per_s = _speed(engine, inputs[0], batch=1, frames=chunk_frames, repeats=5)
+        row = {
+            "backend": backend,
+            "precision": precision,
+            "passed": passed,
+            "rotation_mean_deg": mean_deg,
+            "rotation_p99_deg": p99_deg,
+            "rotation_max_deg": float(np.max([s["rotation_max_deg"] for s in per_song])),
+            "trajectory_mse_norm": float(np.mean([s["trajectory_mse_norm"] for s in per_song])),
+            "tolerance": {"mean_deg": tol.mean_deg, "p99_deg": tol.p99_deg},
+            "frames_per_s_batch1": frames_per_s,
+            "songs": per_song,
+        }
+        log(
+            f"{backend:12s} {precision:5s} {'PASS' if passed else 'FAIL'}  rotation mean {mean_deg:.4f} deg, "
+            f"p99 {p99_deg:.4f} deg (tolerance {tol.mean_deg}/{tol.p99_deg}), "
+            f"trajectory MSE {row['trajectory_mse_norm']:.2e}, {frames_per_s:,.0f} frames/s at batch 1"
+        )
+        results.append(row)
+    return {
+        "model": str(model_path),
+        "model_version": reference.spec.version,
+        "model_trained": reference.spec.trained,
+        "songs": [
+            {"file": s.path.name, "tempo_bpm": s.tempo_bpm, "style": s.style, "seed": s.seed} for s in songs
+        ],
+        "chunk_frames": chunk_frames,
+        "results": results,
+    }
