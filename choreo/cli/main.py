@@ -14,7 +14,18 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-VERB_MODULES = ("render", "train", "prepare_data", "eval", "engines")
+VERB_MODULES = (
+    "render",
+    "train",
+    "prepare_data",
+    "eval",
+    "engines",
+    "submit",
+    "jobs",
+    "routines",
+    "keys",
+    "admin",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -74,7 +74,8 @@ def _index_commands(ctx: ServiceContext, pipe: redis.client.Pipeline, job: JobRe
             job.id,
         )
     else:
-        pipe.set(dedup, job.id)
+        # The first live or finished job keeps the key: a forced re-render does not take it over.
+        pipe.set(dedup, job.id, nx=True)
 
 
 def index_job(ctx: ServiceContext, job: JobRecord) -> None:

@@ -1,0 +1,49 @@
+"""Durability: empty the Redis database, rebuild the index from storage, find everything again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import redis
+
+from tests.service.conftest import REDIS_DB, REPO_ROOT, Album, ServiceStack
+
+pytestmark = pytest.mark.service
+
+
+def _snapshot(stack: ServiceStack) -> dict[str, object]:
+    with stack.as_("content") as content, stack.as_("fitness") as fitness:
+        return {
+            "jobs": sorted(
+                (j["id"], j["state"], tuple(j["artifacts"])) for j in content.get("/v1/jobs").json()["items"]
+            ),
+            "done": [j["id"] for j in content.get("/v1/jobs", params={"state": "done"}).json()["items"]],
+            "tracks": sorted(t["sha256"] for t in content.get("/v1/tracks").json()["items"]),
+            "routines": [r["id"] for r in fitness.get("/v1/routines").json()["items"]],
+        }
+
+
+def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Album) -> None:
+    before = _snapshot(stack)
+    assert before["jobs"] and before["tracks"]
+    redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB).flushdb()
+    with stack.as_("content") as content:
+        assert content.get("/v1/jobs").status_code == 401, "the keys should be gone with the index"
+    run = subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "admin", "rebuild-index"],
+        env=stack.env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "jobs" in run.stdout
+    assert _snapshot(stack) == before
+    with stack.as_("content") as content:
+        job = content.get(f"/v1/jobs/{before['done'][0]}").json()
+        assert content.get(f"/v1/jobs/{job['id']}/artifacts").status_code == 200
+        dedup = content.post("/v1/jobs", json={"tracks": [job["track_sha256"]], "options": job["options"]})
+        assert dedup.json()["jobs"][0]["deduplicated"] is True
