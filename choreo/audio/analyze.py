@@ -40,7 +40,7 @@ def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | No
         ``file_not_found``, ``unsupported_format``, ``corrupt_audio``,
         ``too_short`` (below ``min_duration_s``, 0-second files included),
         ``too_long`` (above ``max_duration_s``; exactly the maximum is accepted)
-        or ``silent`` (never above ``silence_dbfs``, or no beat found).
+        or ``silent`` (never above ``silence_dbfs``, or fewer than two beats found).
     ParameterError
         ``fps`` is not a positive integer.
     """
@@ -59,8 +59,8 @@ def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | No
             "threshold",
         )
     features = extract_features(y, sr, fps=fps)
-    if features.beat_times.size == 0:
-        raise audio_error(path, SILENT, "silent: no beat found")
+    if features.beat_times.size < 2:
+        raise audio_error(path, SILENT, f"silent: no beat found ({features.beat_times.size} beats tracked)")
     return features
 
 

@@ -122,7 +122,7 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     peak_frames = librosa.onset.onset_detect(
         onset_envelope=onset_envelope, sr=sr, hop_length=HOP_LENGTH, units="frames"
     )
-    beat_frames, tempogram_bpm = track_beats(onset_envelope, sr=sr, hop_length=HOP_LENGTH)
+    beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
     bass_onset = onset_strength(librosa.power_to_db(low_energy[np.newaxis]))
     downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
 
@@ -138,7 +138,7 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
         features=features,
         beat_times=beat_times,
         downbeat_times=downbeat_frames / fps,
-        tempo_bpm=fit_tempo_bpm(beat_times, fallback_bpm=tempogram_bpm),
+        tempo_bpm=fit_tempo_bpm(beat_times, fallback_bpm=period_bpm),
         duration_s=samples.size / sr,
     )
 

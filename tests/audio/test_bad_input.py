@@ -1,0 +1,159 @@
+"""Songs that cannot be danced: each gives an AudioError with its code and the file's name."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from choreo.audio import analyze_song, probe_duration_s, song_sha256
+from choreo.errors import AudioError
+from choreo.settings import Settings
+
+from .conftest import ClickWriter
+
+
+def _refused(path: Path, code: str, settings: Settings | None = None) -> AudioError:
+    with pytest.raises(AudioError) as caught:
+        analyze_song(path, fps=30, settings=settings or Settings())
+    error = caught.value
+    assert error.code == code, f"{path.name}: expected {code}, got {error.code}: {error}"
+    assert str(error).startswith(f"{path}: "), f"the message does not start with the file: {error}"
+    return error
+
+
+def _corrupt_ogg(folder: Path, demo_song: Path) -> Path:
+    """The demo song's real OGG headers followed by garbage: libsndfile recognises it and fails."""
+    path = folder / "corrupt.ogg"
+    path.write_bytes(demo_song.read_bytes()[:6000] + np.random.default_rng(1).bytes(30000))
+    return path
+
+
+def _garbled_flac(folder: Path, music_clip: tuple[np.ndarray, int]) -> Path:
+    """A FLAC whose header is intact and whose frames are damaged: it fails part-way through decoding."""
+    clip, sr = music_clip
+    path = folder / "garbled.flac"
+    sf.write(path, clip, sr, format="FLAC")
+    data = bytearray(path.read_bytes())
+    data[8000::101] = bytes(b ^ 0x5A for b in data[8000::101])
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    error = _refused(tmp_path / "nowhere.mp3", "file_not_found")
+    assert "no such file" in str(error)
+    _refused(tmp_path, "file_not_found")  # a directory is not a song either
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.mp3"
+    path.write_bytes(b"")
+    assert "empty" in str(_refused(path, "corrupt_audio"))
+
+
+def test_text_file_named_mp3(tmp_path: Path) -> None:
+    path = tmp_path / "notes.mp3"
+    path.write_text("these are my lyrics, not a song\n" * 20)
+    assert "cannot be read as audio" in str(_refused(path, "corrupt_audio"))
+
+
+def test_unknown_format(tmp_path: Path) -> None:
+    path = tmp_path / "song.xyz"
+    path.write_bytes(b"\x00\x01" * 4000)
+    assert "not an audio format" in str(_refused(path, "unsupported_format"))
+
+
+def test_corrupt_ogg(tmp_path: Path, demo_song: Path) -> None:
+    _refused(_corrupt_ogg(tmp_path, demo_song), "corrupt_audio")
+
+
+def test_flac_damaged_after_its_header(tmp_path: Path, music_clip: tuple[np.ndarray, int]) -> None:
+    path = _garbled_flac(tmp_path, music_clip)
+    assert probe_duration_s(path) == pytest.approx(6.0)  # the header is fine
+    assert "decoding failed" in str(_refused(path, "corrupt_audio"))
+
+
+@pytest.mark.parametrize(("name", "n_samples"), [("half_second.wav", 11025), ("zero_seconds.wav", 0)])
+def test_too_short(tmp_path: Path, name: str, n_samples: int) -> None:
+    path = tmp_path / name
+    sf.write(path, np.random.default_rng(2).normal(scale=0.3, size=n_samples).astype(np.float32), 22050)
+    error = _refused(path, "too_short")
+    assert "too short" in str(error) and "minimum is 1 s" in str(error)
+
+
+def test_too_long_is_refused_from_the_header(tmp_path: Path) -> None:
+    """20 min + 1 s of silence at 1 kHz: refused as too long, not silent, so before any decoding."""
+    path = tmp_path / "twenty_minutes_and_a_second.wav"
+    sf.write(path, np.zeros(1000 * (20 * 60 + 1), dtype=np.int16), 1000, subtype="PCM_16")
+    error = _refused(path, "too_long")
+    assert "too long: 1201.00 s, the maximum is 1200 s" in str(error)
+
+
+def test_exactly_twenty_minutes_passes_the_duration_check(tmp_path: Path) -> None:
+    path = tmp_path / "twenty_minutes.wav"
+    sf.write(path, np.zeros(1000 * 20 * 60, dtype=np.int16), 1000, subtype="PCM_16")
+    assert probe_duration_s(path) == 1200.0
+    _refused(path, "silent")  # it got past the duration check to the level check
+
+
+def test_exactly_the_maximum_is_accepted(tmp_path: Path, write_click_track: ClickWriter) -> None:
+    settings = Settings(max_duration_s=6.0)
+    write_click_track("six_seconds.wav", bpm=120, duration_s=6.0, sr=22050)
+    features = analyze_song(tmp_path / "six_seconds.wav", fps=30, settings=settings)
+    assert features.n_frames == 180 and features.duration_s == 6.0
+    y, sr = sf.read(tmp_path / "six_seconds.wav", dtype="float32")
+    sf.write(tmp_path / "one_sample_more.wav", np.append(y, np.float32(0.0)), sr)
+    _refused(tmp_path / "one_sample_more.wav", "too_long", settings)
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("digital_silence.wav", lambda rng: np.zeros(22050 * 5, dtype=np.float32)),
+        (
+            "hiss_at_minus_70_dbfs.wav",
+            lambda rng: rng.uniform(-(10**-3.5), 10**-3.5, 22050 * 5).astype(np.float32),
+        ),
+    ],
+)
+def test_silent(tmp_path: Path, name: str, make: Callable[[np.random.Generator], np.ndarray]) -> None:
+    path = tmp_path / name
+    sf.write(path, make(np.random.default_rng(3)), 22050, subtype="FLOAT")
+    error = _refused(path, "silent")
+    assert "silent" in str(error) and "dBFS" in str(error)
+
+
+def test_no_beat_is_silent(tmp_path: Path) -> None:
+    """A steady tone is loud enough but has nothing to dance to."""
+    sr = 22050
+    t = np.arange(sr * 8) / sr
+    fade = np.minimum(1.0, t / 2.0)  # no sharp onset at the start either
+    path = tmp_path / "steady_tone.wav"
+    sf.write(path, (0.3 * fade * np.sin(2 * np.pi * 440.0 * t)).astype(np.float32), sr, subtype="FLOAT")
+    assert "no beat" in str(_refused(path, "silent"))
+
+
+def test_song_sha256_streams_the_file(tmp_path: Path, demo_song: Path) -> None:
+    import hashlib
+
+    assert song_sha256(demo_song) == hashlib.sha256(demo_song.read_bytes()).hexdigest()
+    with pytest.raises(AudioError) as caught:
+        song_sha256(tmp_path / "gone.ogg")
+    assert caught.value.code == "file_not_found" and "gone.ogg" in str(caught.value)
+
+
+def test_bad_files_do_not_disturb_good_ones(tmp_path: Path, demo_song: Path) -> None:
+    """After every kind of failure, the next song still analyses (no state left behind)."""
+    text = tmp_path / "notes.mp3"
+    text.write_text("not audio")
+    for path in (text, _corrupt_ogg(tmp_path, demo_song), tmp_path / "missing.wav"):
+        with pytest.raises(AudioError):
+            analyze_song(path, fps=30)
+    copy = tmp_path / "good.ogg"
+    shutil.copy(demo_song, copy)
+    assert analyze_song(copy, fps=30).beat_times.size > 10
