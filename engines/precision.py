@@ -164,16 +164,19 @@ class _Fp16Pass:
             half_name = self.fresh(out)
             after.append(self.cast(half_name, out, _FLOAT))
             new_outputs.append(half_name)
-        self._body_to_half(body)
+        before.extend(self._body_to_half(body, float_values))
         del node.input[:]
         node.input.extend(new_inputs)
         del node.output[:]
         node.output.extend(new_outputs)
         return [*before, node, *after]
 
-    def _body_to_half(self, body: onnx.GraphProto) -> None:
+    def _body_to_half(self, body: onnx.GraphProto, float_values: set[str]) -> list[onnx.NodeProto]:
+        """Turn a loop body to fp16; returns the casts of the outer float values it reads."""
         local = {i.name for i in body.initializer} | {i.name for i in body.input}
         produced = {o for n in body.node for o in n.output}
+        casts: list[onnx.NodeProto] = []
+        renamed: dict[str, str] = {}
         for i, init in enumerate(body.initializer):
             if init.data_type == _FLOAT:
                 half = numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name)
@@ -184,11 +187,15 @@ class _Fp16Pass:
         del body.value_info[:]
         for node in body.node:
             for j, name in enumerate(node.input):
-                outer = name and name not in local and name not in produced
-                if outer and name in self.inits and self.inits[name].data_type == _FLOAT:
+                if not name or name in local or name in produced:
+                    continue
+                if name in self.inits and self.inits[name].data_type == _FLOAT:
                     node.input[j] = self.half_init(name)
-                elif outer and name not in self.inits:
-                    raise EngineError(f"fp16 conversion: loop body reads outer value {name!r}, not supported")
+                elif name in float_values:
+                    if name not in renamed:
+                        renamed[name] = self.fresh(name)
+                        casts.append(self.cast(name, renamed[name], _HALF))
+                    node.input[j] = renamed[name]
             for attr in node.attribute:
                 if node.op_type == "Cast" and attr.name == "to" and attr.i == _FLOAT:
                     attr.i = _HALF
@@ -198,6 +205,7 @@ class _Fp16Pass:
                     )
                 elif attr.type == onnx.AttributeProto.GRAPH:
                     raise EngineError("fp16 conversion: nested loops are not supported")
+        return casts
 
 
 def to_mixed_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
