@@ -1,0 +1,185 @@
+"""Features: the 35-column layout, frame counts, and the timing proof on click tracks."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from choreo.audio import (
+    FEATURE_DIM,
+    MusicFeatures,
+    analyze_song,
+    extract_features,
+    feature_sr,
+    frames_for_duration,
+    load_audio,
+)
+from choreo.audio.music_features import (
+    BEAT_COLUMN,
+    CHROMA_COLUMNS,
+    MFCC_COLUMNS,
+    ONSET_ENVELOPE_COLUMN,
+    ONSET_PEAK_COLUMN,
+)
+from choreo.errors import AudioError, ParameterError
+
+from .conftest import ClickWriter, click_track
+
+
+@pytest.mark.parametrize(
+    ("bpm", "fps", "offset_s", "sr_in"),
+    [
+        (120.0, 30, 0.37, 44100),
+        (97.0, 30, 0.50, 22050),
+        (133.0, 60, 0.41, 48000),
+        (150.0, 25, 0.23, 44100),
+        (88.0, 24, 0.61, 32000),
+        (128.0, 50, 0.30, 44100),
+    ],
+)
+def test_beats_land_on_the_clicks(
+    tmp_path: Path, write_click_track: ClickWriter, bpm: float, fps: int, offset_s: float, sr_in: int
+) -> None:
+    """The timing proof: frame k is time k / fps, through decoding, resampling and framing."""
+    clicks_s = write_click_track("clicks.wav", bpm=bpm, duration_s=16.0, sr=sr_in, offset_s=offset_s)
+    features = analyze_song(tmp_path / "clicks.wav", fps=fps)
+    click_frames = clicks_s * fps
+
+    beat_frames = np.flatnonzero(features.features[:, BEAT_COLUMN])
+    np.testing.assert_allclose(features.beat_times, beat_frames / fps)
+    assert beat_frames.size == click_frames.size, f"{beat_frames.size} beats for {click_frames.size} clicks"
+    offsets = beat_frames - click_frames
+    assert np.abs(offsets).max() <= 1.0, f"beats off their clicks by up to {np.abs(offsets).max():.2f} frames"
+    assert abs(offsets.mean()) < 0.5, f"beats are late on average by {offsets.mean():.2f} frames"
+
+    peak_frames = np.flatnonzero(features.features[:, ONSET_PEAK_COLUMN])
+    nearest_peak = np.abs(peak_frames[np.newaxis, :] - click_frames[:, np.newaxis]).min(axis=1)
+    assert nearest_peak.max() <= 1.0, "a click has no onset peak within one frame"
+
+    assert features.tempo_bpm == pytest.approx(bpm, rel=1e-3)
+    accents = click_frames[::4]
+    assert features.downbeat_times.size == accents.size
+    assert np.abs(features.downbeat_times * fps - accents).max() <= 1.0, "downbeats are not on the accents"
+
+
+@pytest.mark.parametrize("fps", [30, 60])
+@pytest.mark.parametrize(
+    ("duration_s", "sr_in"), [(3.0, 44100), (3.01, 44100), (7.3333, 22050), (2.999977, 48000)]
+)
+def test_frame_count_is_duration_times_fps_rounded_up(
+    tmp_path: Path, fps: int, duration_s: float, sr_in: int
+) -> None:
+    y, _ = click_track(bpm=120, duration_s=duration_s, sr=sr_in)
+    path = tmp_path / "song.wav"
+    sf.write(path, y, sr_in, subtype="FLOAT")
+    sr = feature_sr(fps)
+    features = extract_features(load_audio(path, sr=sr), sr, fps=fps)
+    exact = -(-y.size * fps // sr_in)  # ceil(samples / sr_in * fps) in integers
+    assert features.n_frames == exact == math.ceil(y.size / sr_in * fps - 1e-9)
+    assert features.n_frames == frames_for_duration(features.duration_s, fps)
+    assert features.duration_s == pytest.approx(y.size / sr_in, abs=1 / sr)
+
+
+def test_layout_on_a_real_song(demo_song: Path) -> None:
+    features = analyze_song(demo_song, fps=30)
+    table = features.features
+    assert table.shape == (features.n_frames, FEATURE_DIM) and table.dtype == np.float32
+    assert np.isfinite(table).all()
+    assert features.n_frames == frames_for_duration(features.duration_s, 30)
+    assert (table[:, ONSET_ENVELOPE_COLUMN] >= 0).all()
+    for column in (ONSET_PEAK_COLUMN, BEAT_COLUMN):
+        assert set(np.unique(table[:, column])) <= {0.0, 1.0}
+    chroma = table[:, CHROMA_COLUMNS]
+    assert chroma.min() >= 0 and np.allclose(chroma.max(axis=1)[100:-100], 1.0)  # normalised per frame
+    assert np.array_equal(
+        np.flatnonzero(table[:, BEAT_COLUMN]), np.rint(features.beat_times * 30).astype(int)
+    )
+    assert np.all(np.diff(features.beat_times) > 0)
+    assert set(features.downbeat_times) <= set(features.beat_times)
+    assert 60 <= features.tempo_bpm <= 200
+    beat_period_s = np.median(np.diff(features.beat_times))
+    assert features.tempo_bpm == pytest.approx(60 / beat_period_s, rel=0.02)
+
+
+def test_one_stft_gives_librosa_s_mfcc_and_chroma_stft(demo_song: Path) -> None:
+    """Columns 1-32 are librosa's ``mfcc`` and ``chroma_stft`` of the same audio, frame for frame."""
+    import librosa
+
+    sr = feature_sr(30)
+    y = load_audio(demo_song, sr=sr)[: sr * 20]
+    table = extract_features(y, sr, fps=30).features
+    n = table.shape[0]
+    mfcc = librosa.feature.mfcc(y=y, sr=sr, n_mfcc=20, n_fft=2048, hop_length=512)[:, :n].T
+    chroma = librosa.feature.chroma_stft(y=y, sr=sr, n_fft=2048, hop_length=512, tuning=0.0)[:, :n].T
+    np.testing.assert_allclose(table[:, MFCC_COLUMNS], mfcc, rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(table[:, CHROMA_COLUMNS], chroma, atol=1e-5)
+
+
+def test_sample_rate_must_match_fps() -> None:
+    y = np.zeros(15360, dtype=np.float32)
+    with pytest.raises(ParameterError, match="15360"):
+        extract_features(y, 22050, fps=30)
+    with pytest.raises(ParameterError, match="fps"):
+        feature_sr(0)
+
+
+@pytest.mark.parametrize(
+    "y", [np.zeros(0, np.float32), np.zeros((100, 2), np.float32), np.array([0.0, np.nan] * 600, np.float32)]
+)
+def test_bad_audio_arrays_are_parameter_errors(y: np.ndarray) -> None:
+    with pytest.raises(ParameterError, match="y "):
+        extract_features(y, feature_sr(30), fps=30)
+
+
+def _small_features(rng: np.random.Generator) -> MusicFeatures:
+    return MusicFeatures(
+        fps=30,
+        features=rng.normal(size=(61, FEATURE_DIM)).astype(np.float32),
+        beat_times=np.array([0.5, 1.0, 1.5]),
+        downbeat_times=np.array([0.5]),
+        tempo_bpm=120.0,
+        duration_s=2.01,
+    )
+
+
+def test_npz_round_trip_through_a_path_and_a_file_object(tmp_path: Path, rng: np.random.Generator) -> None:
+    original = _small_features(rng)
+    path = tmp_path / "features.bin"
+    original.to_npz(path)
+    assert path.exists() and not (tmp_path / "features.bin.npz").exists()
+    buffer = io.BytesIO()
+    original.to_npz(buffer)
+    buffer.seek(0)
+    for copy in (MusicFeatures.from_npz(path), MusicFeatures.from_npz(buffer)):
+        np.testing.assert_array_equal(copy.features, original.features)
+        np.testing.assert_array_equal(copy.beat_times, original.beat_times)
+        np.testing.assert_array_equal(copy.downbeat_times, original.downbeat_times)
+        assert (copy.fps, copy.tempo_bpm, copy.duration_s, copy.n_frames) == (30, 120.0, 2.01, 61)
+
+
+def test_from_npz_refuses_other_files(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip file")
+    other = tmp_path / "other.npz"
+    np.savez(other, weights=np.zeros(3))
+    for path in (garbage, other):
+        with pytest.raises(AudioError) as caught:
+            MusicFeatures.from_npz(path)
+        assert caught.value.code == "corrupt_features" and path.name in str(caught.value)
+
+
+def test_frame_count_must_match_the_duration(rng: np.random.Generator) -> None:
+    with pytest.raises(ParameterError, match="ceil"):
+        MusicFeatures(
+            fps=30,
+            features=rng.normal(size=(60, FEATURE_DIM)).astype(np.float32),
+            beat_times=np.zeros(0),
+            downbeat_times=np.zeros(0),
+            tempo_bpm=0.0,
+            duration_s=2.01,
+        )
