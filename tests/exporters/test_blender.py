@@ -292,3 +292,43 @@ def test_blender_takes_every_cli_frame_rate_from_fbx(
         assert report["scene_fps"] == motion.fps
         assert report["frame_range"] == [1.0, float(motion.n_frames)]
         check_heads(report, motion, frames, motion.skeleton.names)
+
+
+@pytest.mark.parametrize(
+    ("duration_s", "fps"),
+    [
+        (120, 30),
+        (120, 60),
+        pytest.param(600, 30, marks=pytest.mark.slow),
+        pytest.param(600, 60, marks=pytest.mark.slow),
+    ],
+)
+def test_blender_imports_long_dances_in_every_format(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator, duration_s: int, fps: int
+):
+    """Two- and ten-minute dances: Blender keys every frame of each format and the poses still agree."""
+    motion = dance_motion(rng, n_frames=duration_s * fps, fps=fps)
+    frames = sampled_frames(rng, motion.n_frames, count=4)
+    # Blender keys GLB from frame 0, BVH and FBX from frame 1 (see the tests above).
+    writers = {
+        "glb": (write_glb, 0, {}),
+        "bvh": (write_bvh, 1, {"update_scene_fps": True}),
+        "fbx": (write_fbx, 1, {}),
+    }
+    jobs = []
+    for fmt, (write, first, options) in writers.items():
+        path = write(motion, tmp_path / f"dance.{fmt}")
+        jobs.append(
+            {
+                "path": str(path),
+                "format": fmt,
+                "fps": fps,
+                "frames": (frames + first).tolist(),
+                "options": options,
+            }
+        )
+    for (fmt, (_, first, _)), report in zip(
+        writers.items(), run_probe(blender_python, jobs, tmp_path), strict=True
+    ):
+        assert report["frame_range"] == [float(first), float(first + motion.n_frames - 1)], fmt
+        check_heads(report, motion, frames, motion.skeleton.names)
