@@ -9,8 +9,15 @@ specification", 2013, and the fbx-book notes), all little-endian:
   children followed by a 13-byte zero record when there are children (and for
   nodes without properties, and object nodes marked ``block``);
 * the top level ends with a 13-byte zero record, then the footer: a 16-byte
-  footer id, zero padding to a 16-byte boundary, 4 zero bytes, the version
-  again, 120 zero bytes and a fixed 16-byte end mark.
+  footer id, 1 to 16 zero bytes up to a 16-byte boundary, 4 zero bytes, the
+  version again, 120 zero bytes and a fixed 16-byte end mark.
+
+The footer id is a hash the Autodesk SDK derives from the file's
+``CreationTime`` and ``FileId``, and the SDK (inside Maya, Unity, Unreal) refuses
+files where the three disagree. How it is computed is not public, so writers
+outside Autodesk use the one published, known-working triple (Blender's FBX
+exporter introduced it; assimp's exporter and others use it too):
+:data:`FILE_ID`, :data:`CREATION_TIME` and the matching footer id.
 
 Arrays larger than :data:`COMPRESS_MIN_BYTES` are stored zlib-compressed
 (encoding 1), smaller ones raw (encoding 0).
@@ -18,7 +25,6 @@ Arrays larger than :data:`COMPRESS_MIN_BYTES` are stored zlib-compressed
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import zlib
 from pathlib import Path
@@ -30,7 +36,9 @@ from exporters.fbx.nodes import ARRAY_DTYPES, FbxNode, Prop
 
 __all__ = [
     "COMPRESS_MIN_BYTES",
+    "CREATION_TIME",
     "FBX_VERSION",
+    "FILE_ID",
     "decode_fbx",
     "encode_fbx",
     "read_fbx",
@@ -43,9 +51,11 @@ COMPRESS_MIN_BYTES = 128
 _MAGIC = b"Kaydara FBX Binary  \x00\x1a\x00"
 _NULL_RECORD = b"\x00" * 13
 _END_MARK = bytes.fromhex("f85a8c6adef5d97eece90ce3758f290b")
-# Upper nibbles of the footer id as the Autodesk SDK writes them; the lower
-# nibbles vary from file to file and are filled from a hash of the content.
-_FOOTER_ID_HIGH = bytes.fromhex("f0b0a000d0c0d060b070f08010f02070")
+FILE_ID = bytes.fromhex("28b32aebb624ccc2bfc8b02aa92bfcf1")
+"""``FileId`` of the known-working (FileId, CreationTime, footer id) triple."""
+CREATION_TIME = "1970-01-01 10:00:00:000"
+"""``CreationTime`` of the known-working triple."""
+_FOOTER_ID = bytes.fromhex("fabcab09d0c8d466b176fb831cf7267e")
 _SCALAR = {"Y": "<h", "C": "<?", "I": "<i", "F": "<f", "D": "<d", "L": "<q"}
 
 
@@ -113,10 +123,8 @@ def encode_fbx(nodes: list[FbxNode], *, version: int = FBX_VERSION, compress_lev
     for node in nodes:
         _encode_node(node, out, compress_level, cache)
     out += _NULL_RECORD
-    digest = hashlib.sha256(out).digest()[:16]
-    out += bytes(h | (d & 0x0F) for h, d in zip(_FOOTER_ID_HIGH, digest, strict=True))
-    pad = (16 - len(out) % 16) % 16
-    out += b"\x00" * pad
+    out += _FOOTER_ID
+    out += b"\x00" * (16 - len(out) % 16)  # at least one zero byte, as the SDK writes it
     out += b"\x00" * 4 + struct.pack("<I", version) + b"\x00" * 120 + _END_MARK
     return bytes(out)
 

@@ -11,11 +11,10 @@ to an :class:`FbxScene`; :meth:`FbxScene.document` then assembles the sections.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from exporters.fbx.binary import FBX_VERSION
+from exporters.fbx.binary import CREATION_TIME, FBX_VERSION, FILE_ID
 from exporters.fbx.nodes import FbxNode, i32, i64, raw
 from exporters.fbx.properties import (
     p_double,
@@ -32,9 +31,9 @@ from exporters.provenance import Provenance, generator_name
 __all__ = ["FbxScene", "SceneSettings", "object_name"]
 
 # Files are reproducible: the same dance gives the same bytes, so the creation
-# time is a fixed date rather than the clock.
-_CREATION_TIME = "1970-01-01 00:00:00:000"
-_CREATION_DATE = (1970, 1, 1, 0, 0, 0, 0)
+# stamp is a fixed date rather than the clock (that of the known-working
+# CreationTime, see exporters.fbx.binary).
+_CREATION_DATE = (1970, 1, 1, 10, 0, 0, 0)
 
 
 def object_name(name: str, class_name: str) -> str:
@@ -94,16 +93,10 @@ class FbxScene:
 
     def document(self, settings: SceneSettings) -> list[FbxNode]:
         """The complete list of top-level nodes, in the order FBX 7.4 files have them."""
-        # The id depends on the content's description, not on the file's name.
-        described = replace(settings, file_name="")
-        file_id = hashlib.sha256(
-            repr((described, len(self.objects), len(self.connections))).encode()
-        ).digest()
-        file_id = file_id[:16]
         return [
             _header_extension(settings),
-            FbxNode.make("FileId", raw(file_id)),
-            FbxNode.make("CreationTime", _CREATION_TIME),
+            FbxNode.make("FileId", raw(FILE_ID)),
+            FbxNode.make("CreationTime", CREATION_TIME),
             FbxNode.make("Creator", generator_name()),
             _global_settings(settings),
             _documents(settings),

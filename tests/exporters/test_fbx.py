@@ -22,7 +22,7 @@ from choreo.motion.motion import Motion
 from choreo.motion.rotations import euler_to_mat, quat_to_mat
 from choreo.settings import SUPPORTED_FPS
 from exporters.fbx import write_fbx
-from exporters.fbx.binary import decode_fbx, encode_fbx, read_fbx
+from exporters.fbx.binary import CREATION_TIME, FILE_ID, decode_fbx, encode_fbx, read_fbx
 from exporters.fbx.nodes import FbxNode
 from exporters.fbx.timing import TICKS_PER_SECOND
 from exporters.provenance import Provenance
@@ -195,6 +195,20 @@ def test_large_arrays_are_compressed(rng, tmp_path) -> None:
     code, count, encoding, stored = struct.unpack_from("<cIII", data, at)
     assert code == b"l" and count == 300 and encoding == 1 and stored < count * 8
     assert data.endswith(bytes.fromhex("f85a8c6adef5d97eece90ce3758f290b")) and len(data) % 16 == 0
+
+
+def test_header_ids_and_footer_agree(rng, tmp_path) -> None:
+    """FileId, CreationTime and the footer id form the known-working triple the Autodesk SDK checks."""
+    path = write_fbx(random_dance(rng, 1.0, 30), tmp_path / "dance.fbx")
+    scene = Scene(path)
+    assert scene.top["FileId"].values() == [FILE_ID]
+    assert scene.top["CreationTime"].values() == [CREATION_TIME]
+    data = path.read_bytes()
+    footer = data[: -(4 + 4 + 120 + 16)]
+    end_of_nodes = footer.rstrip(b"\x00")
+    assert end_of_nodes.endswith(bytes.fromhex("fabcab09d0c8d466b176fb831cf7267e"))
+    assert 1 <= len(footer) - len(end_of_nodes) <= 16 and len(footer) % 16 == 0
+    assert struct.unpack("<I", data[-136 - 4 : -136])[0] == 7400
 
 
 def test_encoder_and_decoder_agree_on_every_type() -> None:
