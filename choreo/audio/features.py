@@ -2,30 +2,26 @@
 
 Timing rule: the audio is resampled to ``sr = fps * HOP_LENGTH`` so that one
 hop is exactly one motion frame, and the STFT frames are centred
-(``center=True`` framing): frame ``k``'s window is centred on sample
-``k * HOP_LENGTH``, i.e. on time ``k / fps``. The onset envelope is the one
-place where framing could shift things: a sharp onset first raises the
-log-mel spectrum in the frame whose Hann window reaches half amplitude at it,
-``N_FFT / 4`` samples (one hop) before the frame centred on it. The envelope is
-therefore shifted one frame later (:data:`ONSET_SHIFT_FRAMES`), which puts a
-click's onset peak, and the beat the tracker places on it, on the frame nearest
-the click. librosa's ``onset_strength(center=True)`` shifts by
-``N_FFT / (2 * HOP_LENGTH)`` = two frames, which lands clicks one frame late.
+(``center=True`` framing, zeros beyond the ends): frame ``k``'s window is
+centred on sample ``k * HOP_LENGTH``, i.e. on time ``k / fps``. The onset
+envelope is aligned the same way (see :mod:`choreo.audio.onsets`).
 
 The STFT is taken in blocks of frames and each block is reduced at once to the
-mel power spectrum, the chroma and the low-frequency energy, so a 20-minute
-song never holds its whole complex spectrogram (300 MB at 30 fps).
+mel power spectrum, the chroma and the low-band energy, so a 20-minute song
+never holds its whole complex spectrogram (300 MB at 30 fps). Mel, MFCC and
+chroma are librosa's ``melspectrogram``/``mfcc``/``chroma_stft`` (defaults,
+``tuning=0``), computed with :mod:`choreo.audio.filters`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-import librosa
 import numpy as np
 import scipy.fft
 
 from choreo.audio.beats import estimate_downbeats, fit_tempo_bpm, track_beats
+from choreo.audio.filters import chroma_filterbank, hann_window, mel_filterbank, power_to_db
 from choreo.audio.music_features import (
     BEAT_COLUMN,
     CHROMA_COLUMNS,
@@ -35,6 +31,7 @@ from choreo.audio.music_features import (
     ONSET_PEAK_COLUMN,
     MusicFeatures,
 )
+from choreo.audio.onsets import onset_strength, pick_onset_peaks
 from choreo.errors import ParameterError
 
 __all__ = [
@@ -42,10 +39,8 @@ __all__ = [
     "N_FFT",
     "N_MELS",
     "N_MFCC",
-    "ONSET_SHIFT_FRAMES",
     "extract_features",
     "feature_sr",
-    "onset_strength",
 ]
 
 HOP_LENGTH = 512
@@ -62,9 +57,6 @@ N_CHROMA = 12
 
 LOW_BAND_HZ = (30.0, 200.0)
 """Kick and bass band whose energy marks the downbeats."""
-
-ONSET_SHIFT_FRAMES = N_FFT // (4 * HOP_LENGTH)
-"""Frames from the first rise of a windowed onset to the frame centred on it (see the module docstring)."""
 
 _BLOCK_FRAMES = 1024
 """STFT frames computed at a time (8 MB of complex64 spectrum)."""
@@ -116,14 +108,12 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     n_frames = -(-samples.size // HOP_LENGTH)
 
     mel_power, chroma, low_energy = _spectral_frames(samples, sr=sr, n_frames=n_frames)
-    log_mel = librosa.power_to_db(mel_power)
+    log_mel = power_to_db(mel_power)
     onset_envelope = onset_strength(log_mel)
-    mfcc = librosa.feature.mfcc(S=log_mel, n_mfcc=N_MFCC)
-    peak_frames = librosa.onset.onset_detect(
-        onset_envelope=onset_envelope, sr=sr, hop_length=HOP_LENGTH, units="frames"
-    )
+    mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=0)[:N_MFCC]
+    peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
     beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
-    bass_onset = onset_strength(librosa.power_to_db(low_energy[np.newaxis]))
+    bass_onset = onset_strength(power_to_db(low_energy[np.newaxis]))
     downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
 
     features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)
@@ -143,26 +133,6 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     )
 
 
-def onset_strength(log_power: np.ndarray) -> np.ndarray:
-    """Onset envelope: mean positive frame-to-frame rise of a log spectrum, aligned to frame times.
-
-    Parameters
-    ----------
-    log_power : np.ndarray [shape=(bands, frames)], dB
-
-    Returns
-    -------
-    envelope : np.ndarray [shape=(frames,), dtype=float32], >= 0; ``envelope[k]``
-        is the rise from frame ``k - 1 - s`` to frame ``k - s`` with
-        ``s = ONSET_SHIFT_FRAMES``, zero for the first ``1 + s`` frames
-    """
-    rise = np.maximum(0.0, np.diff(log_power, axis=1)).mean(axis=0)
-    envelope = np.zeros(log_power.shape[1], dtype=np.float32)
-    lead = 1 + ONSET_SHIFT_FRAMES
-    envelope[lead:] = rise[: max(0, rise.size - ONSET_SHIFT_FRAMES)]
-    return envelope
-
-
 def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mel power [128, N], chroma [12, N] and low-band energy [N] from one centred STFT.
 
@@ -170,8 +140,9 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
     ``k * HOP_LENGTH``, zeros beyond the ends (librosa's ``center=True``,
     ``pad_mode="constant"``).
     """
-    window = _window()
-    mel_basis = _mel_basis(sr)
+    window = hann_window(N_FFT)
+    mel_basis = mel_filterbank(sr, N_FFT, N_MELS)
+    chroma_basis = chroma_filterbank(sr, N_FFT, N_CHROMA)
     low_bins = _low_band_bins(sr)
     mel_power = np.empty((N_MELS, n_frames), dtype=np.float32)
     chroma = np.empty((N_CHROMA, n_frames), dtype=np.float32)
@@ -189,19 +160,11 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
         spectrum = scipy.fft.rfft(frames * window, axis=-1)
         power = (spectrum.real**2 + spectrum.imag**2).T  # [bins, frames], float32
         mel_power[:, first:last] = mel_basis @ power
-        chroma[:, first:last] = librosa.feature.chroma_stft(S=power, sr=sr, n_fft=N_FFT, tuning=0.0)
+        raw_chroma = chroma_basis @ power
+        loudest = raw_chroma.max(axis=0)
+        chroma[:, first:last] = raw_chroma / np.where(loudest > 0, loudest, 1.0)
         low_energy[first:last] = power[low_bins].sum(axis=0)
     return mel_power, chroma, low_energy
-
-
-@lru_cache(maxsize=1)
-def _window() -> np.ndarray:
-    return librosa.filters.get_window("hann", N_FFT, fftbins=True).astype(np.float32)
-
-
-@lru_cache(maxsize=8)
-def _mel_basis(sr: int) -> np.ndarray:
-    return librosa.filters.mel(sr=sr, n_fft=N_FFT, n_mels=N_MELS, fmax=sr / 2).astype(np.float32)
 
 
 @lru_cache(maxsize=8)
