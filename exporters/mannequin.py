@@ -64,7 +64,7 @@ _DEFAULT_RADIUS_FRACTION = 0.25
 # The piece beyond each end joint: (length along the incoming bone, radius), metres.
 # The head is a near-sphere; hands and toes are short capsules.
 _TIP_SIZE_M = {
-    "head": (0.1, 0.1),
+    "head": (0.08, 0.09),
     "left_hand": (0.08, 0.03),
     "right_hand": (0.08, 0.03),
     "left_foot": (0.05, 0.02),
