@@ -27,11 +27,12 @@ from choreo.errors import ParameterError
 from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.contact_sheet import write_contact_sheet
 from choreo.mocap.mirror import mirror
-from choreo.mocap.resample import resample, sample_at
 from choreo.mocap.retarget import retarget
+from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.motion import Motion
+from choreo.motion.resample import resample
 from choreo.styles import STYLES
 
 __all__ = [

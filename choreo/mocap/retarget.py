@@ -46,6 +46,8 @@ FLOOR_CLEARANCE_M = 0.015
 _J = {name: i for i, name in enumerate(JOINT_NAMES)}
 _REST = SMPL.rest_positions()
 _X = np.array([1.0, 0.0, 0.0])
+_MAX_SINK_M = 0.03
+_FEET = [_J[n] for n in ("left_foot", "right_foot", "left_ankle", "right_ankle")]
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -134,7 +136,8 @@ def _targets(
     """Target frames, their weights and the primary direction for SMPL joint ``j``.
 
     Returns ``(frames [F,3,3] or None, primary [F,3] or None, weights [F])``;
-    ``None`` frames mean: follow the parent (``world`` holds parents already).
+    ``None`` frames mean that no source position fixes this joint (``world``
+    holds the parents already).
     """
     name = JOINT_NAMES[j]
     n = pos.shape[0]
@@ -205,10 +208,10 @@ def _targets(
         p, p0 = bone(name, f"{side}_hand")
         parent = world[:, SMPL.parents[j]]
         if np.all(np.isnan(p)):
-            return parent, None, ones
+            return None, None, ones
         return _swing(np.einsum("fab,b->fa", parent, p0), p) @ parent, p, ones
-    # leaves (head, feet, hands): on average where the parent puts them
-    return world[:, SMPL.parents[j]], None, ones
+    # leaves (head, toes, hands): no SMPL child to aim at
+    return None, None, ones
 
 
 def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") -> Motion:
@@ -235,18 +238,30 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
     scale /= leg_length(pos)
     n = bvh.n_frames
     world = np.zeros((n, 24, 3, 3))
+    fitted: dict[int, np.ndarray] = {}  # joint -> constant A with SMPL world = source world @ A
     for j in range(24):
         target, primary, weight = _targets(pos, j, world)
         r_src = src_rot[:, j]
+        has_src = not np.isnan(r_src).any()
         if target is None:
-            world[:, j] = world[:, SMPL.parents[j]]
+            parent = SMPL.parents[j]
+            if has_src and parent in fitted:
+                # no position says where this bone points: keep the source's own local rotation,
+                # expressed in the parent's SMPL frame (BVH rest frames of parent and child coincide)
+                a = fitted[parent]
+                source_local = np.swapaxes(src_rot[:, parent], 1, 2) @ r_src
+                world[:, j] = world[:, parent] @ a.T @ source_local @ a
+                fitted[j] = a
+            else:
+                world[:, j] = world[:, parent]
             continue
-        if np.isnan(r_src).any():
+        if not has_src:
             g = target
         else:
             ok = np.isfinite(target).all(axis=(1, 2)) & np.isfinite(weight)
             m = np.einsum("f,fba,fbc->ac", weight[ok], r_src[ok], target[ok])
-            g = r_src @ _project_so3(m)
+            fitted[j] = _project_so3(m)
+            g = r_src @ fitted[j]
         if primary is not None:
             children = SMPL.children(j)
             child = children[0] if j != 0 else _J["left_hip"]
@@ -286,9 +301,19 @@ def _face_forward(motion: Motion) -> Motion:
 
 
 def _place_on_floor(motion: Motion) -> Motion:
+    """Shift the clip up or down so the feet stand on y = 0, and centre it on the floor space.
+
+    The floor is where the feet are in their lowest few per cent of frames (a
+    foot joint centre then sits :data:`FLOOR_CLEARANCE_M` up). SMPL's arms are
+    longer for its legs than some sources' (the breakdancer's), so hands that
+    carry the body in floor work can reach below the floor: the clip is raised
+    until, in 99 per cent of frames, no joint is more than ``_MAX_SINK_M`` under it.
+    """
     pos = joint_positions(motion)
+    feet = pos[:, _FEET, 1].min(axis=1)
     lowest = pos[..., 1].min(axis=1)
+    shift = min(np.percentile(feet, 5) - FLOOR_CLEARANCE_M, np.percentile(lowest, 1) + _MAX_SINK_M)
     root = motion.root_translation.copy()
-    root[:, 1] -= np.percentile(lowest, 5) - FLOOR_CLEARANCE_M
+    root[:, 1] -= shift
     root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
     return motion.replace(root_translation=root)

@@ -174,7 +174,7 @@ _CMU = _rig(
         "{side}_foot": "{s}ToeBase",
         "spine1": "Spine",
         "spine2": "Spine",
-        "spine3": "Neck",
+        "spine3": "Spine1",
         "neck": "Neck1",
         "head": "Head",
         "{side}_collar": "{s}Shoulder",

@@ -1,4 +1,6 @@
-"""Sample a motion at arbitrary times: frame-rate conversion and time warps.
+"""Sample a motion at arbitrary times, as a time warp needs.
+
+Frame-rate conversion on a regular grid is :func:`choreo.motion.resample.resample`.
 
 Rotations are interpolated by quaternion slerp per joint (linear interpolation
 of axis-angle vectors cuts corners and breaks near 180 degrees), the root
@@ -13,7 +15,7 @@ from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, quat_align_hemisphere, quat_slerp, quat_to_aa
 
-__all__ = ["resample", "sample_at"]
+__all__ = ["sample_at"]
 
 
 def sample_at(motion: Motion, times_s: np.ndarray, fps: float) -> Motion:
@@ -42,12 +44,3 @@ def sample_at(motion: Motion, times_s: np.ndarray, fps: float) -> Motion:
     rot = quat_to_aa(quat_slerp(quat[lo], quat[lo + 1], t[:, None]))
     root = motion.root_translation[lo] * (1.0 - t)[:, None] + motion.root_translation[lo + 1] * t[:, None]
     return motion.replace(fps=float(fps), rotations=rot, root_translation=root)
-
-
-def resample(motion: Motion, fps: float) -> Motion:
-    """``motion`` at a new frame rate, covering the same time span (first to last frame)."""
-    if not np.isfinite(fps) or fps <= 0:
-        raise ParameterError(f"fps must be positive, got {fps}")
-    span_s = (motion.n_frames - 1) / motion.fps
-    n = int(np.floor(span_s * fps + 1e-9)) + 1
-    return sample_at(motion, np.arange(n) / fps, fps)
