@@ -29,7 +29,9 @@ from exporters.rigs import RIG_NAMES, Rig, continuous_euler, get_rig, units_scal
 
 __all__ = ["bvh_text", "read_bvh_motion", "write_bvh"]
 
-_DECIMALS = 6
+_DECIMALS = 6  # hierarchy offsets
+_ANGLE_DECIMALS = 4  # degrees: rounding stays under 1e-6 rad
+_POSITION_DECIMALS_M = 6  # a micrometre in either unit
 
 
 def _resolve_rig(rig: str | Rig, motion: Motion) -> Rig:
@@ -107,7 +109,8 @@ def bvh_text(
     columns += [degrees[:, j] for j in order[1:]]
     table = np.concatenate(columns, axis=1)
     # Adding 0.0 turns -0.0 into 0.0 so that identical motions give identical text.
-    row_format = " ".join([f"%.{_DECIMALS}f"] * table.shape[1])
+    position_decimals = _POSITION_DECIMALS_M - int(round(np.log10(scale)))
+    row_format = " ".join([f"%.{position_decimals}f"] * 3 + [f"%.{_ANGLE_DECIMALS}f"] * (table.shape[1] - 3))
     body = "\n".join(row_format % tuple(row) for row in (table + 0.0).tolist())
     frame_time = f"{1.0 / motion.fps:.10f}"
     header = f"MOTION\nFrames: {motion.n_frames}\nFrame Time: {frame_time}\n"
