@@ -7,13 +7,16 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from choreo.audio import MusicFeatures
 from choreo.errors import ChoreoError, ParameterError
+from choreo.metrics.beat_align import beat_align_score
 from choreo.metrics.reference import ReferenceDance, load_reference
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import score_motion
+from choreo.motion import Motion, joint_positions
 from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_engine, prepare_song
 from choreo.postprocess.ground import align_floor
 from choreo.styles import AUTO, STYLES
@@ -62,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
         base = RenderOptions(fps=args.fps, style=args.style)
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
+        # The same clips at the other rate, for beat alignment there (the file holds 30 and 60 fps).
+        reference_other = {
+            fps: _load_if_held(args.reference, fps) for fps in EVAL_FPS if fps != args.fps and args.reference
+        }
         engine = load_engine()
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
@@ -76,16 +83,24 @@ def run(args: argparse.Namespace) -> int:
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
                 raw = generate_motion(engine, features, options)
-                motion = finish_motion(raw, features, options)
-                rows.append(EvalRow(song.name, seed, score_motion(motion, features.beat_times)))
+                scores = score_motion(finish_motion(raw, features, options), features.beat_times)
+                by_fps = {args.fps: scores.beat_align}
+                for fps in EVAL_FPS:
+                    if fps != args.fps:
+                        other = finish_motion(
+                            raw, features, RenderOptions(fps=fps, seed=seed, style=args.style)
+                        )
+                        by_fps[fps] = _beat_align(other, features.beat_times)
+                rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
         except ChoreoError as exc:
             failures.append({"song": str(song), "error": str(exc), "code": exc.code})
             tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
 
     reference_rows = []
-    for dance in reference:
+    for i, dance in enumerate(reference):
         try:
-            reference_rows.append(_score_reference(dance, base, args, features_cache))
+            others = [dances[i] for dances in reference_other.values() if len(dances) == len(reference)]
+            reference_rows.append(_score_reference(dance, others, base, args, features_cache))
         except ChoreoError as exc:
             failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})
             print(f"reference clip {dance.clip} not scored: {exc}", file=sys.stderr)
@@ -127,17 +142,36 @@ def _features(song: Path, options: RenderOptions, cache: dict[Path, MusicFeature
 
 def _score_reference(
     dance: ReferenceDance,
+    other_rates: list[ReferenceDance],
     options: RenderOptions,
     args: argparse.Namespace,
     cache: dict[Path, MusicFeatures],
 ) -> EvalRow:
-    """Score one retimed clip against the beats of its song window, with the same measures."""
+    """Score one retimed clip against the beats of its song window, with the same measures.
+
+    ``other_rates`` are the same clip at other frame rates: only their beat alignment is taken.
+    """
     song = _find_song(dance.song, args.songs, args.music_dir)
     features = _features(song, options, cache)
     # Recorded mocap keeps its own floor height; calibrate it to y = 0 by one constant
     # (nothing inside the motion changes) so the foot-contact thresholds mean the same.
     scores = score_motion(align_floor(dance.motion), dance.beats_in_clip(features.beat_times))
-    return EvalRow(dance.song, None, scores, clip=dance.clip, style=dance.style)
+    by_fps = {options.fps: scores.beat_align}
+    for other in other_rates:
+        by_fps[int(other.motion.fps)] = _beat_align(other.motion, other.beats_in_clip(features.beat_times))
+    return EvalRow(dance.song, None, scores, clip=dance.clip, style=dance.style, beat_align_by_fps=by_fps)
+
+
+def _load_if_held(path: Path, fps: int) -> list[ReferenceDance]:
+    """The reference clips at ``fps``, or none where the file does not hold that rate."""
+    try:
+        return load_reference(path, fps=fps)
+    except ParameterError:
+        return []
+
+
+def _beat_align(motion: Motion, beat_times_s: np.ndarray) -> float:
+    return beat_align_score(joint_positions(motion), beat_times_s, fps=motion.fps)
 
 
 def _find_song(name: str, songs: list[Path], music_dirs: list[Path]) -> Path:

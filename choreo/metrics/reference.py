@@ -70,14 +70,11 @@ def load_reference(path: Path, *, fps: int) -> list[ReferenceDance]:
         missing = [key for key in needed if key not in data.files]
         if missing:
             raise ParameterError(f"--reference {path}: no {', '.join(missing)} (has {', '.join(data.files)})")
-        frames = data[f"motion_{fps}fps"].astype(np.float64)
-        offsets, lengths = data[f"offsets_{fps}fps"], data[f"lengths_{fps}fps"]
         starts = data[f"song_start_frame_{fps}fps"]
         clips, songs = data["clip"], data["song"]
         styles = data["styles"][data["style"]] if {"style", "styles"} <= set(data.files) else None
         dances = []
-        for i, (offset, length) in enumerate(zip(offsets, lengths, strict=True)):
-            motion = Motion.from_array(frames[int(offset) : int(offset) + int(length)], fps=fps)
+        for i, motion in enumerate(_clips(data, fps)):
             dances.append(
                 ReferenceDance(
                     clip=str(clips[i]),
@@ -88,3 +85,12 @@ def load_reference(path: Path, *, fps: int) -> list[ReferenceDance]:
                 )
             )
     return dances
+
+
+def _clips(data: np.lib.npyio.NpzFile, fps: int) -> list[Motion]:
+    frames = data[f"motion_{fps}fps"].astype(np.float64)
+    offsets, lengths = data[f"offsets_{fps}fps"], data[f"lengths_{fps}fps"]
+    return [
+        Motion.from_array(frames[int(offset) : int(offset) + int(length)], fps=fps)
+        for offset, length in zip(offsets, lengths, strict=True)
+    ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,13 +25,19 @@ _COLUMNS = ("beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_vi
 
 @dataclass(frozen=True)
 class EvalRow:
-    """One scored dance: a song and seed (generated), or a retimed mocap clip (reference)."""
+    """One scored dance: a song and seed (generated), or a retimed mocap clip (reference).
+
+    ``beat_align_by_fps`` holds the beat alignment of the same dance at every
+    rate it was measured at (it moves with the fps), besides ``scores`` at the
+    row's own rate.
+    """
 
     song: str
     seed: int | None
     scores: DanceScores
     clip: str | None = None
     style: str | None = None
+    beat_align_by_fps: dict[int, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         row: dict[str, object] = {"song": self.song, "seed": self.seed}
@@ -40,6 +46,8 @@ class EvalRow:
         if self.style is not None:
             row["style"] = self.style
         row.update(self.scores.to_dict())
+        for fps, score in sorted(self.beat_align_by_fps.items()):
+            row[f"beat_align_{fps}fps"] = round(score, 4)
         return row
 
 
@@ -84,6 +92,10 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
     """Means of generated and reference dances and whether each goal is met (``None``: cannot tell)."""
     generated = {key: _rounded(mean_of(rows, key)) for key in _COLUMNS}
     real = {key: _rounded(mean_of(reference, key)) for key in _COLUMNS}
+    for means, group in ((generated, rows), (real, reference)):
+        for fps in sorted({fps for r in group for fps in r.beat_align_by_fps}):
+            values = [r.beat_align_by_fps[fps] for r in group if fps in r.beat_align_by_fps]
+            means[f"beat_align_{fps}fps"] = _rounded(float(np.mean(values)))
     freeze = [r.scores.freeze_ratio for r in rows if r.scores.freeze_ratio is not None]
     beat_align = generated["beat_align"]
     met: dict[str, bool | None] = {

@@ -58,6 +58,9 @@ def test_eval_scores_songs_seeds_and_reference(tmp_path: Path, capsys: pytest.Ca
         assert row["fps"] == 30 and 0.0 <= row["beat_align"] <= 1.0 and 0.0 <= row["foot_skate"] <= 1.0
         assert row["freeze_ratio"] is None  # the demo song is one minute long
     assert all(r["limit_violations"] == 0 for r in report["songs"])
+    for row in report["songs"] + report["reference"]:
+        assert row["beat_align_30fps"] == row["beat_align"] and 0.0 <= row["beat_align_60fps"] <= 1.0
+    assert set(report["summary"]["generated_mean"]) >= {"beat_align_30fps", "beat_align_60fps", "jerk"}
     assert report["songs"][0]["duration_s"] == pytest.approx(61.5, abs=0.1)
     assert [r["clip"] for r in report["reference"]] == ["clip_a", "clip_b"]
     assert report["reference"][0]["duration_s"] == pytest.approx(12.0)
