@@ -1,0 +1,302 @@
+"""Engine benchmark: speed per backend, batch and chunk length; latency; batcher efficiency; memory.
+
+Writes JSON (merged into ``--out``, default ``bench/results/engines.json``, one
+entry per backend and machine) and prints a table. Run the CPU backend here and
+the torch backends on a GPU machine::
+
+    .venv/bin/python bench/engines.py --backends onnxruntime
+    python bench/engines.py --backends torch-eager,torch-cuda --ceiling   # on the GPU
+
+Backends: ``onnxruntime`` (CPU, fp32), ``torch-eager`` (torch on CUDA, fp32, no
+CUDA graphs: the baseline), ``torch-cuda`` (fp16 loop bodies, CUDA graphs per
+shape bucket), ``tensorrt`` (where installed; precision from ``--precision``).
+Inputs are random conditioning of the model's widths: speed does not depend
+on the values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from engines.base import ModelSpec  # noqa: E402
+from engines.batcher import SequenceBatcher  # noqa: E402
+
+BATCHES = (1, 8, 64, 256)
+CHUNKS = (16, 64, 128)
+
+
+def _inputs(spec: ModelSpec, batch: int, frames: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    style = np.zeros((batch, frames, len(spec.styles)), np.float32)
+    style[np.arange(batch), :, rng.integers(0, len(spec.styles), batch)] = 1.0
+    return {
+        "music": rng.standard_normal((batch, frames, spec.feature_dim)).astype(np.float32),
+        "style": style,
+        "latent": rng.standard_normal((batch, frames, spec.latent_dim)).astype(np.float32),
+    }
+
+
+def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:
+    if backend == "onnxruntime":
+        from engines.onnxruntime_engine import OnnxRuntimeEngine
+
+        return OnnxRuntimeEngine(model, threads=args.threads)
+    if backend == "torch-eager":
+        from engines.torch_engine import TorchEngine
+
+        return TorchEngine(model, device="cuda:0", dtype="fp32", cuda_graphs=False)
+    if backend == "torch-cuda":
+        from engines.torch_engine import TorchEngine
+
+        return TorchEngine(model, device="cuda:0", dtype="fp16", cuda_graphs=True, max_batch=256)
+    if backend == "tensorrt":
+        from engines.settings import EngineSettings
+        from engines.tensorrt_engine import TensorRTEngine
+
+        return TensorRTEngine.from_onnx(model, EngineSettings(precision=args.precision, profile="offline"))
+    raise SystemExit(f"unknown backend {backend!r}")
+
+
+def _gpu_mib() -> dict[str, float]:
+    try:
+        import torch
+    except ImportError:
+        return {}
+    if not torch.cuda.is_available():
+        return {}
+    return {
+        "allocated_mib": torch.cuda.memory_allocated() / 2**20,
+        "reserved_mib": torch.cuda.memory_reserved() / 2**20,
+        "peak_allocated_mib": torch.cuda.max_memory_allocated() / 2**20,
+    }
+
+
+def _rss_mib() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def _time_calls(engine: Any, inputs: dict[str, np.ndarray], batch: int, budget_s: float) -> tuple[float, int]:
+    """Seconds per call (median of timed calls after a warm-up), carrying the state."""
+    state = engine.initial_state(batch)
+    for _ in range(2):
+        _, state = engine.run(inputs, state)
+    times = []
+    start = time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - start < budget_s and len(times) < 50):
+        t0 = time.perf_counter()
+        _, state = engine.run(inputs, state)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), len(times)
+
+
+def bench_speed(engine: Any, batches: list[int], chunks: list[int], budget_s: float) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(0)
+    rows = []
+    for frames in chunks:
+        for batch in batches:
+            inputs = _inputs(engine.spec, batch, frames, rng)
+            per_call, n = _time_calls(engine, inputs, batch, budget_s)
+            row = {
+                "batch": batch,
+                "chunk_frames": frames,
+                "call_ms": per_call * 1e3,
+                "frames_per_s": batch * frames / per_call,
+                "timed_calls": n,
+            }
+            if batch == 1:
+                row["latency_ms_per_frame"] = per_call * 1e3 / frames
+            rows.append(row)
+            print(
+                f"  B={batch:4d} T={frames:4d}: {row['frames_per_s']:>14,.0f} frames/s"
+                f"  ({row['call_ms']:.2f} ms/call)"
+            )
+    return rows
+
+
+def bench_batcher(
+    engine: Any, songs_in_flight: int, chunks_per_song: int, chunk_frames: int
+) -> dict[str, Any]:
+    """Frames/s through the batcher with ``songs_in_flight`` songs, against the engine alone."""
+    rng = np.random.default_rng(1)
+    alone_s, _ = _time_calls(
+        engine, _inputs(engine.spec, songs_in_flight, chunk_frames, rng), songs_in_flight, 1.0
+    )
+    engine_fps = songs_in_flight * chunk_frames / alone_s
+    n_songs = 3 * songs_in_flight
+    lengths = rng.integers(
+        chunks_per_song * chunk_frames // 2, chunks_per_song * chunk_frames * 3 // 2, n_songs
+    )
+    songs = [{k: v[0] for k, v in _inputs(engine.spec, 1, int(n), rng).items()} for n in lengths]
+    gpu_before = _gpu_mib()
+    with SequenceBatcher(engine, max_batch=songs_in_flight, chunk_frames=chunk_frames) as batcher:
+        start = time.perf_counter()
+        futures = []
+
+        # Submit from several threads, as Celery workers would.
+        def submit(part: list[dict[str, np.ndarray]]) -> None:
+            futures.extend(batcher.submit(s) for s in part)
+
+        threads = [threading.Thread(target=submit, args=(songs[i::8],)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for f in futures:
+            f.result()
+        wall_s = time.perf_counter() - start
+        stats = batcher.stats
+    frames = int(lengths.sum())
+    batcher_fps = frames / wall_s
+    return {
+        "songs_in_flight": songs_in_flight,
+        "songs": n_songs,
+        "chunk_frames": chunk_frames,
+        "frames": frames,
+        "engine_alone_frames_per_s": engine_fps,
+        "batcher_frames_per_s": batcher_fps,
+        "efficiency": batcher_fps / engine_fps,
+        "engine_calls": stats.calls,
+        "mean_rows_per_call": stats.rows / max(stats.calls, 1),
+        "engine_busy_fraction": stats.engine_s / wall_s,
+        "gpu_before": gpu_before,
+        "gpu_after": _gpu_mib(),
+    }
+
+
+def bench_memory_256(engine: Any, chunk_frames: int) -> dict[str, Any]:
+    """GPU memory with 256 songs in flight (torch backends), against the goal of 2 GB."""
+    import torch
+
+    rng = np.random.default_rng(2)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    songs = [{k: v[0] for k, v in _inputs(engine.spec, 1, 4 * chunk_frames, rng).items()} for _ in range(256)]
+    with SequenceBatcher(engine, max_batch=256, chunk_frames=chunk_frames) as batcher:
+        for f in [batcher.submit(s) for s in songs]:
+            f.result()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    state_bytes = 4 * sum(int(np.prod(s)) for s in engine.spec.state_shapes.values())
+    return {
+        "songs_in_flight": 256,
+        "allocated_before_mib": base / 2**20,
+        "peak_allocated_mib": peak / 2**20,
+        "reserved_mib": torch.cuda.memory_reserved() / 2**20,
+        "peak_over_engine_mib": (peak - base) / 2**20,
+        "gpu_bytes_per_song_in_flight": (peak - base) / 256,
+        "state_bytes_per_song": state_bytes,
+        "goal_mib": 2048,
+        "meets_goal": peak / 2**20 < 2048,
+    }
+
+
+def bench_ceiling(batch: int = 256, frames: int = 128, hidden: int = 512) -> dict[str, Any]:
+    """A bare cuDNN LSTM (fp16, CUDA graph): the ceiling an LSTM of this size reaches on this GPU."""
+    import torch
+
+    lstm = torch.nn.LSTM(hidden, hidden, batch_first=True).cuda().half()
+    x = torch.randn(batch, frames, hidden, device="cuda", dtype=torch.half)
+    with torch.no_grad():
+        for _ in range(3):
+            lstm(x)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            lstm(x)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(50):
+            graph.replay()
+        torch.cuda.synchronize()
+    per = (time.perf_counter() - start) / 50
+    return {"hidden": hidden, "batch": batch, "chunk_frames": frames, "frames_per_s": batch * frames / per}
+
+
+def _machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+            info["torch"] = torch.__version__
+    except ImportError:
+        pass
+    import onnxruntime
+
+    info["onnxruntime"] = onnxruntime.__version__
+    return info
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--backends", default="onnxruntime")
+    parser.add_argument("--model", type=Path, default=REPO / "choreo" / "models" / "choreo-lstm.onnx")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "engines.json")
+    parser.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    parser.add_argument("--chunks", default=",".join(map(str, CHUNKS)))
+    parser.add_argument("--budget-s", type=float, default=1.0, help="timing budget per shape")
+    parser.add_argument("--threads", type=int, default=2, help="ONNX Runtime threads")
+    parser.add_argument("--precision", default="fp16", help="TensorRT precision")
+    parser.add_argument(
+        "--batcher-chunks", type=int, default=16, help="mean chunks per song in the batcher run"
+    )
+    parser.add_argument("--ceiling", action="store_true", help="also time a bare cuDNN LSTM (GPU)")
+    args = parser.parse_args()
+
+    machine = _machine()
+    label = machine.get("gpu", "cpu")
+    results = json.loads(args.out.read_text()) if args.out.is_file() else {"runs": {}}
+    batches = [int(b) for b in args.batches.split(",")]
+    chunks = [int(c) for c in args.chunks.split(",")]
+    for backend in args.backends.split(","):
+        print(f"{backend} on {label}")
+        rss_before = _rss_mib()
+        t0 = time.perf_counter()
+        engine = _load(backend, args.model, args)
+        entry: dict[str, Any] = {
+            "backend": backend,
+            "machine": machine,
+            "model_version": engine.spec.version,
+            "model_trained": engine.spec.trained,
+            "load_s": time.perf_counter() - t0,
+        }
+        entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
+        entry["gpu_after_speed"] = _gpu_mib()
+        songs_in_flight = 64
+        entry["batcher"] = bench_batcher(engine, songs_in_flight, args.batcher_chunks, 128)
+        print(f"  batcher efficiency at {songs_in_flight} songs: {entry['batcher']['efficiency']:.3f}")
+        if backend.startswith("torch"):
+            entry["memory_256_songs"] = bench_memory_256(engine, 128)
+            print(f"  256 songs in flight: peak {entry['memory_256_songs']['peak_allocated_mib']:.0f} MiB")
+        entry["cpu_rss_mib"] = _rss_mib()
+        entry["cpu_rss_growth_mib"] = entry["cpu_rss_mib"] - rss_before
+        results["runs"][f"{backend}@{label}"] = entry
+        del engine
+    if args.ceiling:
+        results["cudnn_lstm_ceiling"] = {"machine": machine, **bench_ceiling()}
+        print(f"  bare cuDNN LSTM ceiling: {results['cudnn_lstm_ceiling']['frames_per_s']:,.0f} frames/s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
