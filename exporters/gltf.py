@@ -210,12 +210,16 @@ def _document(
     channels.append({"sampler": n_joints, "target": {"node": 0, "path": "translation"}})
 
     asset: dict[str, Any] = {"version": "2.0", "generator": f"choreo {__version__}"}
+    scene: dict[str, Any] = {"name": "dance", "nodes": [0, mesh_node]}
     if extras:
+        # asset.extras is the file's own record; a copy on the scene is what Blender (scene
+        # custom properties) and three.js (``scene.userData``) show to a user.
         asset["extras"] = extras
+        scene["extras"] = extras
     return {
         "asset": asset,
         "scene": 0,
-        "scenes": [{"name": "dance", "nodes": [0, mesh_node]}],
+        "scenes": [scene],
         "nodes": nodes,
         "meshes": [mesh],
         "materials": [

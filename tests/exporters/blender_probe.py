@@ -16,6 +16,8 @@ the report gets:
 * ``bones``: the armature's bone names;
 * ``frame_range``: the first and last keyed frame of the armature's action;
 * ``scene_fps``: the scene's frame rate after the import;
+* ``scene_properties``: the scene's custom properties after the import (where the glTF
+  importer puts scene extras);
 * ``heads``: for each sampled frame, the world-space head of every pose bone,
   ``[frames][bones][3]`` in Blender's Z-up metres;
 * ``skinned``: for each mesh the armature deforms, its vertex-group count and, for each
@@ -47,7 +49,11 @@ def probe(job: dict) -> dict:
     if "FINISHED" not in result:
         raise RuntimeError(f"Blender could not import {job['path']}: {result}")
     armatures = [obj for obj in scene.objects if obj.type == "ARMATURE"]
-    report: dict = {"armatures": len(armatures), "scene_fps": scene.render.fps / scene.render.fps_base}
+    report: dict = {
+        "armatures": len(armatures),
+        "scene_fps": scene.render.fps / scene.render.fps_base,
+        "scene_properties": {key: _plain(scene[key]) for key in scene.keys()},  # noqa: SIM118 (IDs are not iterable)
+    }
     if len(armatures) != 1:
         return report
     armature = armatures[0]
@@ -63,6 +69,15 @@ def probe(job: dict) -> dict:
     report["heads"] = heads
     report["skinned"] = [_deformed(mesh, job["frames"]) for mesh in _skinned_meshes(scene, armature)]
     return report
+
+
+def _plain(value: object) -> object:
+    """A custom property as plain JSON values (Blender wraps lists and groups)."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value
 
 
 def _skinned_meshes(scene, armature) -> list:

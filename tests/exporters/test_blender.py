@@ -183,7 +183,8 @@ def test_blender_imports_glb(
     blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int, rig: str
 ):
     motion = dance_motion(rng, n_frames=3 * fps, fps=fps)
-    path = write_glb(motion, tmp_path / "dance.glb", rig=rig)
+    provenance = {"model_version": "t-1", "seed": 9, "style": "modern", "data_credits": ["CMU", "Choreo"]}
+    path = write_glb(motion, tmp_path / "dance.glb", rig=rig, provenance=provenance)
     frames = sampled_frames(rng, motion.n_frames)
     # Blender's glTF importer keys time t at frame t * (scene fps), from frame 0.
     (report,) = run_probe(
@@ -194,6 +195,7 @@ def test_blender_imports_glb(
     assert report["armatures"] == 1
     assert len(report["bones"]) == 24
     assert report["frame_range"] == [0.0, float(motion.n_frames - 1)]
+    assert report["scene_properties"] == provenance  # the scene extras, shown as custom properties
     check_heads(report, motion, frames, get_rig(rig).joint_names)
     check_skin(report, motion, frames)
 

@@ -146,6 +146,7 @@ def test_document_holds_skeleton_skin_animation_and_provenance(tmp_path, rng):
 
     assert document["asset"]["version"] == "2.0"
     assert document["asset"]["extras"] == PROVENANCE
+    assert document["scenes"][document["scene"]]["extras"] == PROVENANCE
     nodes = document["nodes"]
     names = [node["name"] for node in nodes[:24]]
     assert names == list(motion.skeleton.names)
@@ -291,6 +292,7 @@ def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
     )
     assert report["duration_s"] == pytest.approx((motion.n_frames - 1) / motion.fps, abs=1e-5)
     assert report["asset"]["extras"] == PROVENANCE
+    assert report["scene_extras"] == PROVENANCE  # three.js puts scene extras in scene.userData
     # three.js drops ':' from node names (it is reserved in its property paths).
     assert report["node_names"] == [name.replace(":", "") for name in get_rig(rig).joint_names]
     error = np.linalg.norm(np.asarray(report["positions"]) - joint_positions(motion)[frames], axis=-1)

@@ -3,7 +3,7 @@
 // first animation with an AnimationMixer and print what three.js sees, as JSON.
 //
 // Usage: node threejs_pose.mjs FILE.glb TIME_S [TIME_S...]
-// Stdout: {"clip", "duration_s", "tracks", "asset", "skinned_meshes", "bones", "node_names",
+// Stdout: {"clip", "duration_s", "tracks", "asset", "scene_extras", "skinned_meshes", "bones", "node_names",
 //          "positions": [time][node][xyz] world positions of the first `bones` nodes}
 import { readFile } from "node:fs/promises";
 import * as THREE from "three";
@@ -34,6 +34,7 @@ async function main(file, times) {
     duration_s: clip ? clip.duration : null,
     tracks: clip ? clip.tracks.length : 0,
     asset: gltf.asset,
+    scene_extras: gltf.scene.userData,
     skinned_meshes: skinned.length,
     bones: bones.length,
     node_names: bones.map((bone) => bone.name),
