@@ -1,0 +1,25 @@
+# One image for the API and both workers. The GPU worker builds it on a CUDA base with the gpu extra:
+#   docker build -f docker/service.Dockerfile --build-arg BASE_IMAGE=nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04 \
+#     --build-arg EXTRAS=gpu .
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
+ARG EXTRAS=""
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ffmpeg libsndfile1 python3 python3-pip python3-venv curl \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+RUN python3 -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+COPY pyproject.toml README.md LICENSE ./
+COPY choreo ./choreo
+COPY api ./api
+COPY worker ./worker
+COPY engines ./engines
+COPY exporters ./exporters
+RUN pip install --upgrade pip && if [ -n "$EXTRAS" ]; then pip install ".[${EXTRAS}]"; else pip install .; fi
+RUN useradd --create-home --uid 10001 choreo
+USER choreo
+EXPOSE 8000
+CMD ["uvicorn", "--factory", "api.main:create_app", "--host", "0.0.0.0", "--port", "8000"]

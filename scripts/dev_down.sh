@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Stop everything scripts/dev_up.sh started: each pid file under .run/ names a process group,
+# which gets SIGTERM, then SIGKILL if it has not gone after 15 s. Data under .run/ is kept.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUN="$ROOT/.run"
+status=0
+
+group_alive() { kill -0 -- "-$1" 2>/dev/null; }
+
+# Workers and the API first, so nothing writes to storage or Redis while they stop.
+for name in cpu-worker gpu-worker api seaweed redis; do
+  pidfile="$RUN/$name.pid"
+  [[ -f "$pidfile" ]] || continue
+  pid="$(cat "$pidfile")"
+  if group_alive "$pid"; then
+    kill -TERM -- "-$pid" 2>/dev/null
+    for _ in $(seq 30); do group_alive "$pid" || break; sleep 0.5; done
+    if group_alive "$pid"; then
+      echo "dev_down: $name (group $pid) ignored SIGTERM; killing it"
+      kill -KILL -- "-$pid" 2>/dev/null
+      sleep 0.5
+    fi
+  fi
+  if group_alive "$pid"; then
+    echo "dev_down: $name (group $pid) is still running" >&2
+    status=1
+  else
+    rm -f "$pidfile"
+    echo "dev_down: stopped $name"
+  fi
+done
+exit "$status"

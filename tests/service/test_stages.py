@@ -1,0 +1,82 @@
+"""The worker stages called as plain functions against the real Redis and SeaweedFS.
+
+A redelivered stage must do no harm: running a stage twice gives the same
+stored result, a finished job is not finished twice, and a cancelled job is
+left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+
+import numpy as np
+import pytest
+
+from choreo.audio import MusicFeatures
+from choreo.pipeline import load_engine
+from choreo.service.jobs import create_job, end_job, get_job
+from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
+from tests.service.conftest import SONGS, ServiceStack
+from worker import steps
+
+pytestmark = pytest.mark.service
+
+
+def _job(stack: ServiceStack, **options: object) -> JobRecord:
+    song = SONGS["hungarian"]
+    sha = hashlib.sha256(song.read_bytes()).hexdigest()
+    stack.ctx.storage.upload_file(song, song_key(sha, "ogg"))
+    opts = JobOptions(**options)
+    job = JobRecord(
+        id=new_id("job"),
+        team="stages",
+        track_sha256=sha,
+        track_ext="ogg",
+        track_name=song.name,
+        options=opts,
+        fingerprint=opts.fingerprint(sha),
+    )
+    return create_job(stack.ctx, job)
+
+
+def _features(stack: ServiceStack, job_id: str) -> MusicFeatures:
+    return MusicFeatures.from_npz(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job_id}/work/features.npz")))
+
+
+def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack) -> None:
+    ctx, engine = stack.ctx, load_engine()
+    job = _job(stack, fps=24, seed=3, formats=["bvh"])
+
+    assert steps.prepare(ctx, job.id) == "prepared"
+    assert get_job(ctx, job.id).state == JobState.DECODING
+    first = _features(stack, job.id)
+    assert steps.prepare(ctx, job.id) == "prepared"
+    np.testing.assert_array_equal(_features(stack, job.id).features, first.features)
+
+    assert steps.generate(ctx, job.id, engine) == "generated"
+    raw_key = f"jobs/{job.id}/work/raw_motion.npy"
+    raw = stack.ctx.storage.get_bytes(raw_key)
+    assert steps.generate(ctx, job.id, engine) == "generated"
+    assert stack.ctx.storage.get_bytes(raw_key) == raw, "the same seed must give the same dance"
+
+    outcome, done = steps.finish(ctx, job.id)
+    assert outcome == "finished" and done is not None
+    assert done.state == JobState.DONE and done.progress == 1.0
+    assert done.summary["fps"] == 24
+    assert done.summary["frames"] == int(np.ceil(first.duration_s * 24 - 1e-9))
+    assert set(done.artifacts) == {"bvh", "json", "png"}
+    assert steps.finish(ctx, job.id) == (steps.SKIPPED, None)
+    assert get_job(ctx, job.id).artifacts == done.artifacts
+    stored = ctx.storage.get_json(f"jobs/{job.id}/job.json")
+    assert stored["state"] == "done" and stored["artifacts"] == done.artifacts
+
+
+def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack) -> None:
+    job = _job(stack, seed=11)
+    assert end_job(stack.ctx, job.id, JobState.CANCELLED, code="cancelled", message="test") is not None
+    assert steps.prepare(stack.ctx, job.id) == steps.SKIPPED
+    assert steps.generate(stack.ctx, job.id, engine=None) == steps.SKIPPED
+    assert steps.finish(stack.ctx, job.id) == (steps.SKIPPED, None)
+    assert list(stack.ctx.storage.list_keys(f"jobs/{job.id}/work/")) == []
+    assert get_job(stack.ctx, job.id).state == JobState.CANCELLED

@@ -1,0 +1,110 @@
+"""Unit tests of the service's pure parts: options, fingerprints, signatures, sniffing, settings, energy."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from choreo.errors import AudioError, ParameterError
+from choreo.motion import Motion
+from choreo.service.callbacks import sign, verify
+from choreo.service.records import JobOptions
+from choreo.service.settings import ServiceSettings
+from choreo.service.tracks import check_audio_head, extension_of
+from worker.steps import artifact_name, motion_energy_m_per_s
+
+SHA = "ab" * 32
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        ({"fps": 29}, "fps 29"),
+        ({"formats": ["obj"]}, "obj"),
+        ({"style": "polka"}, "polka"),
+        ({"rig": "x"}, "rig"),
+    ],
+)
+def test_job_options_refuse_bad_values_naming_them(options: dict, needle: str) -> None:
+    with pytest.raises(ValidationError, match=needle):
+        JobOptions(**options)
+
+
+def test_job_options_refuse_unknown_fields() -> None:
+    with pytest.raises(ValidationError, match="speed"):
+        JobOptions(speed=2)
+
+
+def test_fingerprint_ignores_format_order_but_not_seed_fps_or_track() -> None:
+    base = JobOptions(formats=["bvh", "glb"])
+    assert base.fingerprint(SHA) == JobOptions(formats=["glb", "bvh", "glb"]).fingerprint(SHA)
+    assert base.fingerprint(SHA) != JobOptions(formats=["bvh", "glb"], seed=1).fingerprint(SHA)
+    assert base.fingerprint(SHA) != JobOptions(formats=["bvh", "glb"], fps=60).fingerprint(SHA)
+    assert base.fingerprint(SHA) != base.fingerprint("cd" * 32)
+
+
+def test_callback_signature_verifies_and_catches_tampering_and_age() -> None:
+    body = b'{"event":"job.finished"}'
+    now = int(time.time())
+    signature = sign("s3cret", now, body)
+    assert signature.startswith("sha256=")
+    assert verify("s3cret", now, body, signature)
+    assert not verify("s3cret", now, body + b" ", signature)
+    assert not verify("other", now, body, signature)
+    assert not verify("s3cret", now - 3600, body, sign("s3cret", now - 3600, body))
+
+
+@pytest.mark.parametrize(
+    ("name", "head"),
+    [
+        ("a.mp3", b"ID3\x04\x00"),
+        ("a.mp3", b"\xff\xfb\x90\x00"),
+        ("a.ogg", b"OggS\x00\x02"),
+        ("a.wav", b"RIFF\x24\x00\x00\x00WAVEfmt "),
+        ("a.flac", b"fLaC\x00"),
+        ("a.m4a", b"\x00\x00\x00\x20ftypM4A "),
+    ],
+)
+def test_real_song_heads_pass(name: str, head: bytes) -> None:
+    check_audio_head(name, extension_of(name), head)
+
+
+def test_text_named_mp3_and_empty_files_are_refused_with_their_codes() -> None:
+    with pytest.raises(AudioError, match="notes.mp3") as info:
+        check_audio_head("notes.mp3", "mp3", b"hello, this is text")
+    assert info.value.code == "not_audio"
+    with pytest.raises(AudioError) as info:
+        check_audio_head("x.ogg", "ogg", b"")
+    assert info.value.code == "empty_file"
+    with pytest.raises(ParameterError, match="readme"):
+        extension_of("readme")
+
+
+def test_settings_refuse_placeholder_secrets_in_production_and_a_short_visibility_timeout() -> None:
+    with pytest.raises(ValidationError, match="CHOREO_S3_ACCESS_KEY"):
+        ServiceSettings(environment="production")
+    ok = ServiceSettings(
+        environment="production", s3_access_key="k", s3_secret_key="s", callback_secret="c", job_timeout_s=100
+    )
+    assert ok.visibility_timeout_s == 200
+    with pytest.raises(ValidationError, match="visibility_timeout_s"):
+        ServiceSettings(job_timeout_s=100, visibility_timeout_s=50)
+
+
+def test_artifact_names_are_safe_file_stems() -> None:
+    assert artifact_name("My Song (live).mp3") == "My_Song_live"
+    assert artifact_name("../../etc/passwd.ogg") == "passwd"
+    assert artifact_name("....ogg") == "dance"
+
+
+def test_motion_energy_is_the_mean_joint_speed() -> None:
+    n = 31
+    still = Motion(fps=30, root_translation=np.zeros((n, 3)), rotations=np.zeros((n, 24, 3)))
+    assert motion_energy_m_per_s(still) == pytest.approx(0.0)
+    walking = np.zeros((n, 3))
+    walking[:, 0] = np.arange(n) / 30.0 * 1.5  # 1.5 m/s along x, no rotation: every joint moves at 1.5 m/s
+    moving = Motion(fps=30, root_translation=walking, rotations=np.zeros((n, 24, 3)))
+    assert motion_energy_m_per_s(moving) == pytest.approx(1.5)
