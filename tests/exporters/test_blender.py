@@ -263,18 +263,20 @@ def test_blender_imports_fbx(
     path = write_fbx(motion, tmp_path / "dance.fbx", rig=rig, units=units)
     frames = sampled_frames(rng, motion.n_frames)
     # The scene starts at another rate: the importer must take the file's. Blender's FBX
-    # importer keys time 0 at frame 1 (its default animation offset) and applies the unit scale.
-    (report,) = run_probe(
-        blender_python,
-        [{"path": str(path), "format": "fbx", "fps": 25, "frames": (frames + 1).tolist(), "options": {}}],
-        tmp_path,
-    )
-    assert report["armatures"] == 1
-    assert len(report["bones"]) == 24
-    assert report["scene_fps"] == fps
-    assert report["frame_range"] == [1.0, float(motion.n_frames)]
-    check_heads(report, motion, frames, get_rig(rig).joint_names)
-    check_skin(report, motion, frames)
+    # importer keys time 0 at frame 1 (its default animation offset) and applies the unit
+    # scale. Its defaults, then "Automatic Bone Orientation" (popular for Mixamo files),
+    # which only changes how bones are drawn.
+    jobs = [
+        {"path": str(path), "format": "fbx", "fps": 25, "frames": (frames + 1).tolist(), "options": options}
+        for options in ({}, {"automatic_bone_orientation": True})
+    ]
+    for report in run_probe(blender_python, jobs, tmp_path):
+        assert report["armatures"] == 1
+        assert len(report["bones"]) == 24
+        assert report["scene_fps"] == fps
+        assert report["frame_range"] == [1.0, float(motion.n_frames)]
+        check_heads(report, motion, frames, get_rig(rig).joint_names)
+        check_skin(report, motion, frames)
 
 
 def test_blender_takes_every_cli_frame_rate_from_fbx(
