@@ -194,7 +194,7 @@ def estimate_downbeats(beat_frames: np.ndarray, *, bass_onset: np.ndarray, chrom
     ----------
     beat_frames : np.ndarray [shape=(beats,), dtype=int], increasing
     bass_onset : np.ndarray [shape=(frames,)], onset strength of the low band
-    chroma : np.ndarray [shape=(12, frames)]
+    chroma : np.ndarray [shape=(frames, 12)]
 
     Returns
     -------
@@ -214,8 +214,8 @@ def estimate_downbeats(beat_frames: np.ndarray, *, bass_onset: np.ndarray, chrom
 
 def _harmonic_change(beats: np.ndarray, chroma: np.ndarray) -> np.ndarray:
     """Cosine distance between the mean chroma of the beat before and after each beat (0 at the ends)."""
-    edges = np.concatenate([beats, [chroma.shape[1]]])
-    means = np.stack([chroma[:, a:b].mean(axis=1) if b > a else chroma[:, a] for a, b in pairwise(edges)])
+    edges = np.concatenate([beats, [chroma.shape[0]]])
+    means = np.stack([chroma[a:b].mean(axis=0) if b > a else chroma[a] for a, b in pairwise(edges)])
     norms = np.linalg.norm(means, axis=1) + 1e-12
     similarity = np.sum(means[1:] * means[:-1], axis=1) / (norms[1:] * norms[:-1])
     change = np.zeros(beats.size)

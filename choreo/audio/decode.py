@@ -126,10 +126,18 @@ def _append(buffer: np.ndarray, filled: int, values: np.ndarray) -> np.ndarray:
 
 
 def _downmix(frames: np.ndarray) -> np.ndarray:
-    """``[n, channels]`` float32 to contiguous mono ``[n]`` by averaging the channels."""
-    if frames.shape[1] == 1:
-        return np.ascontiguousarray(frames[:, 0])
-    return frames.mean(axis=1, dtype=np.float32)
+    """``[n, channels]`` float32 to contiguous mono ``[n]`` by averaging the channels.
+
+    Summed channel by channel: ``mean(axis=1)`` over two interleaved channels is
+    five times slower, a third of the decoding time of a stereo song.
+    """
+    channels = frames.shape[1]
+    mono = np.array(frames[:, 0], dtype=np.float32)
+    for channel in range(1, channels):
+        mono += frames[:, channel]
+    if channels > 1:
+        mono *= np.float32(1.0 / channels)
+    return mono
 
 
 def _libsndfile_blocks(path: str | PathLike[str], source: SourceInfo) -> Generator[np.ndarray, None, None]:

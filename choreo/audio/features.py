@@ -110,16 +110,16 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     mel_power, chroma, low_energy = _spectral_frames(samples, sr=sr, n_frames=n_frames)
     log_mel = power_to_db(mel_power)
     onset_envelope = onset_strength(log_mel)
-    mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=0)[:N_MFCC]
+    mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=1)[:, :N_MFCC]
     peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
     beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
-    bass_onset = onset_strength(power_to_db(low_energy[np.newaxis]))
+    bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]))
     downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
 
     features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)
     features[:, ONSET_ENVELOPE_COLUMN] = onset_envelope
-    features[:, MFCC_COLUMNS] = mfcc.T
-    features[:, CHROMA_COLUMNS] = chroma.T
+    features[:, MFCC_COLUMNS] = mfcc
+    features[:, CHROMA_COLUMNS] = chroma
     features[peak_frames, ONSET_PEAK_COLUMN] = 1.0
     features[beat_frames, BEAT_COLUMN] = 1.0
     beat_times = beat_frames / fps
@@ -134,7 +134,7 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
 
 
 def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mel power [128, N], chroma [12, N] and low-band energy [N] from one centred STFT.
+    """Mel power [N, 128], chroma [N, 12] and low-band energy [N] from one centred STFT.
 
     Frame ``k`` is the Hann-windowed ``N_FFT`` samples centred on sample
     ``k * HOP_LENGTH``, zeros beyond the ends (librosa's ``center=True``,
@@ -144,8 +144,8 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
     mel_basis = mel_filterbank(sr, N_FFT, N_MELS)
     chroma_basis = chroma_filterbank(sr, N_FFT, N_CHROMA)
     low_bins = _low_band_bins(sr)
-    mel_power = np.empty((N_MELS, n_frames), dtype=np.float32)
-    chroma = np.empty((N_CHROMA, n_frames), dtype=np.float32)
+    mel_power = np.empty((n_frames, N_MELS), dtype=np.float32)
+    chroma = np.empty((n_frames, N_CHROMA), dtype=np.float32)
     low_energy = np.empty(n_frames, dtype=np.float32)
     half = N_FFT // 2
     for first in range(0, n_frames, _BLOCK_FRAMES):
@@ -158,12 +158,12 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
             segment[lo - start : hi - start] = y[lo:hi]
         frames = np.lib.stride_tricks.sliding_window_view(segment, N_FFT)[::HOP_LENGTH]
         spectrum = scipy.fft.rfft(frames * window, axis=-1)
-        power = (spectrum.real**2 + spectrum.imag**2).T  # [bins, frames], float32
-        mel_power[:, first:last] = mel_basis @ power
-        raw_chroma = chroma_basis @ power
-        loudest = raw_chroma.max(axis=0)
-        chroma[:, first:last] = raw_chroma / np.where(loudest > 0, loudest, 1.0)
-        low_energy[first:last] = power[low_bins].sum(axis=0)
+        power = spectrum.real**2 + spectrum.imag**2  # [frames, bins], float32
+        mel_power[first:last] = power @ mel_basis.T
+        raw_chroma = power @ chroma_basis.T
+        loudest = raw_chroma.max(axis=1, keepdims=True)
+        chroma[first:last] = raw_chroma / np.where(loudest > 0, loudest, 1.0)
+        low_energy[first:last] = power[:, low_bins].sum(axis=1)
     return mel_power, chroma, low_energy
 
 

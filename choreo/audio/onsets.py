@@ -34,15 +34,15 @@ def onset_strength(log_power: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    log_power : np.ndarray [shape=(bands, frames)], dB
+    log_power : np.ndarray [shape=(frames, bands)], dB
 
     Returns
     -------
     envelope : np.ndarray [shape=(frames,), dtype=float32], dB, >= 0; ``envelope[k]``
         is the mean rise from frame ``k - 2`` to frame ``k - 1`` (zero for ``k < 2``)
     """
-    rise = np.maximum(0.0, np.diff(log_power, axis=1)).mean(axis=0)
-    envelope = np.zeros(log_power.shape[1], dtype=np.float32)
+    rise = np.maximum(0.0, np.diff(log_power, axis=0)).mean(axis=1)
+    envelope = np.zeros(log_power.shape[0], dtype=np.float32)
     lead = 1 + ONSET_SHIFT_FRAMES
     envelope[lead:] = rise[: max(0, rise.size - ONSET_SHIFT_FRAMES)]
     return envelope

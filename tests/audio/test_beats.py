@@ -58,6 +58,6 @@ def test_downbeats_follow_the_bass(rng: np.random.Generator) -> None:
     beats = np.arange(10, 1000, 15)
     bass = np.zeros(1000)
     bass[beats[2::4]] = 3.0  # a kick on every fourth beat, from the third
-    chroma = rng.uniform(size=(12, 1000))
+    chroma = rng.uniform(size=(1000, 12))
     assert np.array_equal(estimate_downbeats(beats, bass_onset=bass, chroma=chroma), beats[2::4])
     assert estimate_downbeats(beats[:7], bass_onset=bass, chroma=chroma).size == 0

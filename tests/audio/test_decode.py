@@ -85,6 +85,13 @@ def test_every_format_decodes_to_the_same_music_without_shift(encoded: dict[str,
     )
 
 
+@pytest.mark.parametrize("fmt", ["wav", "flac", "ogg", "opus", "mp3", "m4a"])
+def test_every_format_has_its_duration_in_the_header(encoded: dict[str, Path], fmt: str) -> None:
+    if fmt not in encoded:
+        pytest.skip("ffmpeg is not installed: AAC/M4A cannot be probed here")
+    assert probe_duration_s(encoded[fmt]) == pytest.approx(6.0, abs=0.06)
+
+
 def test_length_is_the_source_duration_rounded_up_to_a_sample(
     tmp_path: Path, rng: np.random.Generator
 ) -> None:
