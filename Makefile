@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 
-.PHONY: demo test lint format system-deps venv bench clean
+.PHONY: demo test lint format system-deps venv bench up down clean
 
 # Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
 # libsndfile (decoding), Node.js (the Khronos glTF validator). Installed only where missing.
@@ -47,6 +47,16 @@ format: venv
 
 bench: venv
 	$(PY) bench/pipeline.py
+	$(PY) bench/exporters.py
+	$(PY) bench/engines.py
+	$(PY) bench/service.py
+
+# The service without Docker: Redis, SeaweedFS S3, the API on 127.0.0.1:8000 and both workers.
+up: venv
+	scripts/dev_up.sh
+
+down:
+	scripts/dev_down.sh
 
 clean:
 	rm -rf out .pytest_cache .ruff_cache
