@@ -123,7 +123,7 @@ def _best_beat_paths(local: np.ndarray, period: float) -> tuple[np.ndarray, np.n
     """
     n = local.size
     min_gap = max(1, int(np.ceil(period / 2.0)))
-    gaps = np.arange(min_gap, int(np.floor(2.0 * period)) + 1)
+    gaps = np.arange(min_gap, max(min_gap, int(np.floor(2.0 * period))) + 1)
     penalty = -TIGHTNESS * np.log(gaps / period) ** 2
     cumulative = local.copy()
     backlink = np.full(n, -1, dtype=np.int64)
