@@ -5,11 +5,12 @@ entry per backend and machine) and prints a table. Run the CPU backend here and
 the torch backends on a GPU machine::
 
     .venv/bin/python bench/engines.py --backends onnxruntime
-    python bench/engines.py --backends torch-eager,torch-cuda --ceiling   # on the GPU
+    python bench/engines.py --backends torch-eager,torch-cuda-fp32,torch-cuda --ceiling   # on the GPU
 
 Backends: ``onnxruntime`` (CPU, fp32), ``torch-eager`` (torch on CUDA, fp32, no
 CUDA graphs: the baseline), ``torch-cuda`` (fp16 loop bodies, CUDA graphs per
-shape bucket), ``tensorrt`` (where installed; precision from ``--precision``).
+shape bucket), ``torch-cuda-fp32`` (the same in fp32, to separate the two gains),
+``tensorrt`` (where installed; precision from ``--precision``).
 Inputs are random conditioning of the model's widths: speed does not depend
 on the values.
 """
@@ -57,10 +58,11 @@ def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:
         from engines.torch_engine import TorchEngine
 
         return TorchEngine(model, device="cuda:0", dtype="fp32", cuda_graphs=False)
-    if backend == "torch-cuda":
+    if backend in ("torch-cuda", "torch-cuda-fp32"):
         from engines.torch_engine import TorchEngine
 
-        return TorchEngine(model, device="cuda:0", dtype="fp16", cuda_graphs=True, max_batch=256)
+        dtype = "fp32" if backend.endswith("fp32") else "fp16"
+        return TorchEngine(model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256)
     if backend == "tensorrt":
         from engines.settings import EngineSettings
         from engines.tensorrt_engine import TensorRTEngine

@@ -69,6 +69,24 @@ def _name_nodes(graph: onnx.GraphProto, prefix: str = "node") -> None:
                 _name_nodes(attr.g, f"{node.name}/body")
 
 
+def _graph_reads(graph: onnx.GraphProto) -> set[str]:
+    """Every tensor name read by the graph's nodes, their subgraphs included."""
+    names = set()
+    for node in graph.node:
+        names.update(node.input)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                names |= _graph_reads(attr.g)
+    return names
+
+
+def _drop_unused_initializers(graph: onnx.GraphProto) -> None:
+    used = _graph_reads(graph) | {o.name for o in graph.output}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+
+
 def heavy_matmuls(graph: onnx.GraphProto, weights: Mapping[str, onnx.TensorProto]) -> list[str]:
     """Names of the MatMul / Gemm nodes of ``graph`` whose weight is a large constant matrix."""
     names = []
@@ -122,6 +140,7 @@ class _Fp16Pass:
         del self.graph.node[:]
         self.graph.node.extend(new_nodes)
         del self.graph.value_info[:]
+        _drop_unused_initializers(self.graph)
         return self.model
 
     def _float_values(self) -> set[str]:
@@ -373,12 +392,7 @@ def quantize_int8(
                 if attr.name == "body":
                     attr.g.CopyFrom(quantized_bodies[node.name])
     # Weights the bodies now carry themselves (quantized) may be unused outside.
-    used = {name for n in result.graph.node for name in n.input}
-    for body in quantized_bodies.values():
-        used |= {name for n in body.node for name in n.input}
-    kept = [i for i in result.graph.initializer if i.name in used]
-    del result.graph.initializer[:]
-    result.graph.initializer.extend(kept)
+    _drop_unused_initializers(result.graph)
     del result.metadata_props[:]
     result.metadata_props.extend(model.metadata_props)
     onnx.checker.check_model(result)

@@ -110,6 +110,7 @@ def selfcheck(
             "rotation_p99_deg": p99_deg,
             "rotation_max_deg": float(np.max([s["rotation_max_deg"] for s in per_song])),
             "trajectory_mse_norm": float(np.mean([s["trajectory_mse_norm"] for s in per_song])),
+            "pose_mse_norm": float(np.mean([s["pose_mse_norm"] for s in per_song])),
             "tolerance": {"mean_deg": tol.mean_deg, "p99_deg": tol.p99_deg},
             "frames_per_s_batch1": frames_per_s,
             "songs": per_song,
@@ -117,7 +118,8 @@ def selfcheck(
         log(
             f"{backend:12s} {precision:5s} {'PASS' if passed else 'FAIL'}  rotation mean {mean_deg:.4f} deg, "
             f"p99 {p99_deg:.4f} deg (tolerance {tol.mean_deg}/{tol.p99_deg}), "
-            f"trajectory MSE {row['trajectory_mse_norm']:.2e}, {frames_per_s:,.0f} frames/s at batch 1"
+            f"trajectory MSE {row['trajectory_mse_norm']:.2e} (pose {row['pose_mse_norm']:.2e}), "
+            f"{frames_per_s:,.0f} frames/s at batch 1"
         )
         results.append(row)
     return {
