@@ -3,8 +3,9 @@
 The checks cover every rig (smpl, mixamo) and frame rates 30 and 60 for each format.
 Blender comes from PyPI (``bpy``) in its own venv, ``.blender-venv`` at the repository
 root, because ``bpy`` pins numpy<2. The session fixture builds that venv where it is
-missing (``python3.11 -m venv`` and ``pip install bpy==BPY_VERSION``, about 20 s with
-a warm pip cache). Each test writes a file, has ``blender_probe.py`` import it with
+missing (``python3.11 -m venv`` and ``pip install --no-cache-dir bpy==BPY_VERSION``: a
+375 MB wheel, about 30 s here; nothing is cached outside the repository). Each test
+writes a file, has ``blender_probe.py`` import it with
 Blender's own importer in a subprocess, and compares the bone count, the keyed frame
 range and the world position of every bone's head at sampled frames with
 :func:`choreo.motion.kinematics.joint_positions`, within 1 mm; for GLB and FBX also the
@@ -18,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -61,15 +63,14 @@ def blender_python() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time, if tests run in parallel
         if not _bpy_ready(marker):
             base = shutil.which(BLENDER_PYTHON_BUILD)
+            if base is None and sys.version_info[:2] == (3, 11):
+                base = sys.executable  # this venv's interpreter is a 3.11 too
             if base is None:
                 pytest.fail(
                     f"{BLENDER_PYTHON_BUILD} is needed to build {BLENDER_VENV} (bpy wheels need 3.11)"
                 )
-            steps = [
-                [base, "-m", "venv", str(BLENDER_VENV)],
-                [str(_venv_python()), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                 f"bpy=={BPY_VERSION}"],
-            ]  # fmt: skip
+            pip = [str(_venv_python()), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            steps = [[base, "-m", "venv", str(BLENDER_VENV)], [*pip, "--no-cache-dir", f"bpy=={BPY_VERSION}"]]
             for step in steps:
                 done = subprocess.run(step, capture_output=True, text=True, timeout=1200)
                 if done.returncode != 0:
