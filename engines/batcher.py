@@ -40,7 +40,7 @@ from choreo.errors import EngineError, ParameterError
 from engines.base import CONDITIONING_INPUTS, MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine
 from engines.state import put_rows, take_rows, zero_rows
 
-__all__ = ["BatcherStats", "SequenceBatcher"]
+__all__ = ["BatcherStats", "SequenceBatcher", "process_batcher"]
 
 
 @dataclass
@@ -94,6 +94,12 @@ class SequenceBatcher:
         if not MIN_CHUNK_FRAMES <= chunk_frames <= MAX_CHUNK_FRAMES:
             raise ParameterError(
                 f"chunk_frames must be from {MIN_CHUNK_FRAMES} to {MAX_CHUNK_FRAMES}, got {chunk_frames}"
+            )
+        profile = getattr(engine, "profile", None)  # TensorRT engines serve one shape profile
+        if profile is not None and not profile.contains(max_batch, chunk_frames):
+            raise ParameterError(
+                f"the engine's profile ({profile.min}..{profile.max}, batch x frames) cannot run "
+                f"{max_batch} songs x {chunk_frames} frames; lower max_batch or build a larger profile"
             )
         self.engine = engine
         self.max_batch = max_batch
@@ -310,3 +316,31 @@ class SequenceBatcher:
     def state_pool(self) -> Any:
         """The batch-first state rows of every slot (on the engine's device)."""
         return self._pool
+
+
+_PROCESS_BATCHER: SequenceBatcher | None = None
+_PROCESS_LOCK = threading.Lock()
+
+
+def process_batcher() -> SequenceBatcher:
+    """The worker process's batcher over its engine, made on first use.
+
+    The engine comes from :func:`engines.registry.load_engine` (backend from
+    ``CHOREO_ENGINE_BACKEND``), ``max_batch`` from ``CHOREO_ENGINE_MAX_BATCH`` and
+    the chunk length from ``CHOREO_CHUNK_FRAMES``. A GPU Celery worker calls
+    ``process_batcher().generate(inputs)`` from each of its task threads.
+    """
+    global _PROCESS_BATCHER
+    with _PROCESS_LOCK:
+        if _PROCESS_BATCHER is None:
+            from choreo.settings import get_settings
+            from engines.registry import load_engine
+            from engines.settings import get_engine_settings
+
+            settings = get_engine_settings()
+            _PROCESS_BATCHER = SequenceBatcher(
+                load_engine(settings=settings),
+                max_batch=settings.max_batch,
+                chunk_frames=get_settings().chunk_frames,
+            )
+        return _PROCESS_BATCHER

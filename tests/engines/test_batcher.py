@@ -147,3 +147,20 @@ def test_closed_batcher_refuses_work(ort_engine, rng):
 def test_bad_settings_are_refused(ort_engine, kwargs):
     with pytest.raises(ParameterError):
         SequenceBatcher(ort_engine, **kwargs)
+
+
+class _ProfiledEngine(OnnxRuntimeEngine):
+    """An engine that, like a TensorRT one, serves a single shape profile."""
+
+    def __init__(self, path):
+        super().__init__(path, threads=1)
+        from engines.settings import ShapeProfile
+
+        self.profile = ShapeProfile(min=(1, 16), opt=(4, 64), max=(8, 128))
+
+
+def test_batcher_respects_the_engines_profile(tiny_model):
+    engine = _ProfiledEngine(tiny_model)
+    with pytest.raises(ParameterError, match="profile"):
+        SequenceBatcher(engine, max_batch=16, chunk_frames=64)
+    SequenceBatcher(engine, max_batch=8, chunk_frames=128).close()
