@@ -13,7 +13,15 @@ from choreo.audio.formats import probe_duration_s
 from choreo.audio.music_features import MusicFeatures
 from choreo.settings import Settings, get_settings
 
-__all__ = ["analyze_song", "peak_dbfs"]
+__all__ = ["DECODED_DURATION_TOLERANCE_S", "analyze_song", "peak_dbfs"]
+
+DECODED_DURATION_TOLERANCE_S = 0.1
+"""How far the decoded duration may fall short of the header's before the song is too short.
+
+Codecs pad: ffmpeg decodes a 6.000 s AAC file to 6.014 s. The limits are applied to the
+header's duration; the decoded audio is only held to them with this tolerance (and
+``load_audio`` stops a song that runs a second past the maximum).
+"""
 
 
 def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | None = None) -> MusicFeatures:
@@ -49,7 +57,8 @@ def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | No
     duration_s = probe_duration_s(path)
     _check_duration(path, duration_s, settings)
     y = load_audio(path, sr=sr, max_duration_s=settings.max_duration_s)
-    _check_duration(path, y.size / sr, settings)
+    if y.size / sr < settings.min_duration_s - DECODED_DURATION_TOLERANCE_S:
+        _check_duration(path, y.size / sr, settings)  # the header promised more than was decoded
     level_dbfs = peak_dbfs(y)
     if level_dbfs < settings.silence_dbfs:
         raise audio_error(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -109,6 +110,27 @@ def test_exactly_the_maximum_is_accepted(tmp_path: Path, write_click_track: Clic
     y, sr = sf.read(tmp_path / "six_seconds.wav", dtype="float32")
     sf.write(tmp_path / "one_sample_more.wav", np.append(y, np.float32(0.0)), sr)
     _refused(tmp_path / "one_sample_more.wav", "too_long", settings)
+
+
+def test_aac_of_exactly_the_maximum_is_accepted(tmp_path: Path, write_click_track: ClickWriter) -> None:
+    """AAC decodes a few milliseconds longer than its header says; the header's duration is what counts."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed: no AAC here")
+    write_click_track("six_seconds.wav", bpm=120, duration_s=6.0, sr=44100)
+    m4a = tmp_path / "six_seconds.m4a"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(tmp_path / "six_seconds.wav"), str(m4a)], check=True)
+    assert probe_duration_s(m4a) == 6.0
+    assert analyze_song(m4a, fps=30, settings=Settings(max_duration_s=6.0)).duration_s >= 6.0
+
+
+def test_truncated_m4a_is_corrupt(tmp_path: Path, write_click_track: ClickWriter) -> None:
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed: no AAC here")
+    write_click_track("clicks.wav", bpm=120, duration_s=4.0, sr=44100)
+    m4a = tmp_path / "clicks.m4a"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(tmp_path / "clicks.wav"), str(m4a)], check=True)
+    m4a.write_bytes(m4a.read_bytes()[:3000])  # the index (moov) is at the end: now missing
+    _refused(m4a, "corrupt_audio")
 
 
 @pytest.mark.parametrize(
