@@ -76,3 +76,15 @@ def run(args: argparse.Namespace) -> int:
         f"free-running val feature loss {summary['final_eval']['val_free_feat']:.3f}"
     )
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m choreo.cli.train``: the verb alone, for machines without the service dependencies."""
+    parser = argparse.ArgumentParser(prog="choreo")
+    register(parser.add_subparsers(dest="verb", required=True))
+    args = parser.parse_args(["train", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

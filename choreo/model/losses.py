@@ -112,7 +112,7 @@ def dance_losses(
         "feat": (z - gt_z).abs().mean(),
         "pos": (rel - gt_rel).abs().mean(),
         "vel": (vel - gt_vel).abs().mean(),
-        "root": (root - gt_root).abs().mean(),
+        "root": ((root - root[:, :1]) - (gt_root - gt_root[:, :1])).abs().mean(),
         "skate": (foot_speed * contact).sum() / contact.sum().clamp_min(1.0),
         "energy": (speed - gt_speed).abs().mean(),
     }

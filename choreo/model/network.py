@@ -141,7 +141,7 @@ class DanceNet(nn.Module):
         style: torch.Tensor,
         latent: torch.Tensor,
         state: dict[str, torch.Tensor],
-        teacher: tuple[torch.Tensor, torch.Tensor, list[bool]] | None = None,
+        teacher: tuple[torch.Tensor, list[bool]] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Run a chunk.
 
@@ -149,9 +149,10 @@ class DanceNet(nn.Module):
         ----------
         music, style, latent : ``[B, T, ·]`` raw features, one-hot style, i.i.d. noise
         state : as from :meth:`initial_state` or a previous chunk
-        teacher : optional ``(prev_pose [B, T, P], prev_root [B, T, 2], use [T])``: where
-            ``use[t]`` is true, frame ``t`` sees the given previous pose (normalised
-            features) and root instead of its own last output
+        teacher : optional ``(prev_pose [B, T, P], use [T])``: where ``use[t]`` is true,
+            frame ``t`` sees the given previous pose (normalised features) instead of
+            its own last output; the root position is always the model's own, so
+            that it stays consistent with the floor bound
 
         Returns
         -------
@@ -163,8 +164,8 @@ class DanceNet(nn.Module):
         cur = {n: state[n] for n in STATE_ORDER}
         zs, roots = [], []
         for t in range(music.shape[1]):
-            if teacher is not None and teacher[2][t]:
-                cur = {**cur, "pose": teacher[0][:, t], "root": teacher[1][:, t]}
+            if teacher is not None and teacher[1][t]:
+                cur = {**cur, "pose": teacher[0][:, t].contiguous()}
             cur = self.step(g1x[:, t], cur)
             zs.append(cur["pose"])
             roots.append(cur["root"])

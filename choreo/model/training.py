@@ -31,7 +31,7 @@ from choreo.errors import ParameterError
 from choreo.model.config import ModelConfig
 from choreo.model.data import DanceSet, load_split, normalisation_stats
 from choreo.model.losses import ForwardKinematics, dance_losses, rotate_heading, world_joints
-from choreo.model.network import DanceNet, PosteriorEncoder
+from choreo.model.network import DanceNet, PosteriorEncoder, soft_clamp
 
 __all__ = ["TrainConfig", "train"]
 
@@ -40,8 +40,10 @@ __all__ = ["TrainConfig", "train"]
 class TrainConfig:
     """Everything that decides a training run; saved with the weights.
 
+    ``compile_step``: on a GPU, compile the one-frame step with ``torch.compile``
+    (falls back to eager execution if compiling fails).
     ``time_budget_s``: if set, the number of steps is fitted to this budget after
-    timing the first steps (the fitted number is what the saved config records,
+    timing steps 10 to 40 (the fitted number is what the saved config records,
     so a rerun with that config repeats the run).
     """
 
@@ -73,6 +75,7 @@ class TrainConfig:
     eval_rollout_frames: int = 1800
     time_budget_s: float | None = None
     device: str = "auto"
+    compile_step: bool = True
     model: ModelConfig = field(default_factory=ModelConfig)
 
     @classmethod
@@ -198,6 +201,17 @@ class _Run:
         params = list(self.net.parameters()) + list(self.posterior.parameters())
         self.opt = torch.optim.Adam(params, lr=cfg.lr)
         self.params = params
+        self.eager_step = self.net.step
+        self.compiled = False
+        if cfg.compile_step and device.type == "cuda":
+            self.net.step = torch.compile(self.net.step, dynamic=False)
+            self.compiled = True
+
+    def uncompile(self, reason: BaseException) -> None:
+        """Give up on the compiled step (it failed); training goes on eagerly."""
+        print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
+        self.net.step = self.eager_step
+        self.compiled = False
 
     def normalise(self, feats: torch.Tensor) -> torch.Tensor:
         return (feats - self.net.pose_mean) / self.net.pose_std
@@ -209,9 +223,10 @@ class _Run:
         prev_z[:, 0] = torch.where(b["is_first"][:, None], torch.zeros_like(prev_z[:, 0]), prev_z[:, 0])
         if noise > 0:
             prev_z = prev_z + noise * torch.randn_like(prev_z)
-        prev_root = torch.cat([b["prev_root"][:, None], b["root"][:, :-1]], dim=1)
         state = self.net.initial_state(gt_z.shape[0], self.device)
-        z, root, _ = self.net(b["music"], b["style"], latent, state, teacher=(prev_z, prev_root, use))
+        model_cfg = self.cfg.model
+        state["root"] = soft_clamp(b["prev_root"], model_cfg.floor_soft_m, model_cfg.floor_hard_m)
+        z, root, _ = self.net(b["music"], b["style"], latent, state, teacher=(prev_z, use))
         return z, root, gt_z
 
     def losses(self, b, z, root, gt_z) -> dict[str, torch.Tensor]:
@@ -272,6 +287,13 @@ class _Run:
     @torch.no_grad()
     def evaluate(self, val: _Split) -> dict[str, float]:
         """Teacher-forced and free-running losses on fixed validation windows, and a long rollout."""
+        compiled_step, self.net.step = self.net.step, self.eager_step
+        try:
+            return self._evaluate(val)
+        finally:
+            self.net.step = compiled_step
+
+    def _evaluate(self, val: _Split) -> dict[str, float]:
         cfg = self.cfg
         gen = torch.Generator().manual_seed(12345)
         n = min(cfg.eval_batch, len(val.starts))
@@ -422,14 +444,30 @@ def train(
         from tqdm import tqdm
 
         bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
-    timing_probe = 20
+    probe_from, probe_to = 10, 40
+    probe_t = t0
+    start_step = step
     while step < cfg.steps and (stop_at_step is None or step < stop_at_step):
-        row = run.train_step(tr.batch(cfg.batch, gen, cfg.seq_start_prob), step, rng)
+        batch = tr.batch(cfg.batch, gen, cfg.seq_start_prob)
+        if run.compiled and step == start_step:
+            trial = np.random.default_rng()
+            trial.bit_generator.state = rng.bit_generator.state
+            try:
+                row = run.train_step(batch, step, trial)
+                rng.bit_generator.state = trial.bit_generator.state
+            except Exception as exc:  # compiler errors share no base class
+                run.uncompile(exc)
+                row = run.train_step(batch, step, rng)
+        else:
+            row = run.train_step(batch, step, rng)
         step += 1
-        if cfg.time_budget_s and state is None and step == timing_probe:
-            per_step = (time.perf_counter() - t0) / timing_probe
-            fitted = int(cfg.time_budget_s / per_step)
-            cfg.steps = max(timing_probe + 1, min(cfg.steps, fitted))
+        if cfg.time_budget_s and state is None and step == probe_from:
+            probe_t = time.perf_counter()
+        if cfg.time_budget_s and state is None and step == probe_to:
+            now = time.perf_counter()
+            per_step = (now - probe_t) / (probe_to - probe_from) * 1.03  # evaluations take a little more
+            fitted = step + int((cfg.time_budget_s - (now - t0)) / per_step)
+            cfg.steps = max(probe_to + 1, min(cfg.steps, fitted))
             if bar is not None:
                 bar.total = cfg.steps
         if bar is not None:
@@ -444,8 +482,11 @@ def train(
             ev.update(step=step, elapsed_s=elapsed_before + time.perf_counter() - t0)
             log.write(json.dumps(ev) + "\n")
             log.flush()
+            line = json.dumps({k: round(v, 4) for k, v in ev.items()})
             if bar is not None:
-                bar.write(json.dumps({k: round(v, 4) for k, v in ev.items()}))
+                bar.write(line)
+            else:
+                print(line, flush=True)
         if step % cfg.checkpoint_every == 0 or step == cfg.steps or step == stop_at_step:
             _save_checkpoint(ckpt_path, run, step, gen, rng, elapsed_before + time.perf_counter() - t0, stats)
     if bar is not None:

@@ -1,0 +1,88 @@
+"""Time the dance model alone: a 3-minute song (5400 frames at 30 fps) through ONNX Runtime on the CPU.
+
+Usage::
+
+    .venv/bin/python bench/model_speed.py [--model PATH] [--threads 2] [--out bench/results/model_speed.json]
+
+The song is generated the way the pipeline does it: batch 1, chunks of 128
+frames (the last one shorter), state carried between chunks. Inputs are random
+arrays of the contract's shapes (the model's cost does not depend on their
+values). The first pass (ONNX Runtime's first-call costs) is reported apart
+from the best and median of the following repeats. The goal is under 1 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from choreo.models import DEFAULT_MODEL_PATH
+from engines.base import MAX_CHUNK_FRAMES
+from engines.onnxruntime_engine import OnnxRuntimeEngine
+
+SONG_FRAMES = 5400
+
+
+def generate_song(engine: OnnxRuntimeEngine, inputs: dict[str, np.ndarray]) -> float:
+    """Seconds to generate the whole song chunk by chunk."""
+    frames = inputs["music"].shape[1]
+    state = engine.initial_state(1)
+    start = time.perf_counter()
+    for begin in range(0, frames, MAX_CHUNK_FRAMES):
+        chunk = {k: v[:, begin : begin + MAX_CHUNK_FRAMES] for k, v in inputs.items()}
+        _, state = engine.run(chunk, state)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/model_speed.json"))
+    args = parser.parse_args()
+
+    engine = OnnxRuntimeEngine(args.model, threads=args.threads)
+    spec = engine.spec
+    rng = np.random.default_rng(0)
+    style = np.zeros((1, SONG_FRAMES, len(spec.styles)), np.float32)
+    style[..., 0] = 1.0
+    inputs = {
+        "music": rng.standard_normal((1, SONG_FRAMES, spec.feature_dim)).astype(np.float32),
+        "style": style,
+        "latent": rng.standard_normal((1, SONG_FRAMES, spec.latent_dim)).astype(np.float32),
+    }
+    first = generate_song(engine, inputs)
+    runs = [generate_song(engine, inputs) for _ in range(args.repeats)]
+    result = {
+        "model": str(args.model),
+        "model_version": spec.version,
+        "trained": spec.trained,
+        "song_frames": SONG_FRAMES,
+        "chunk_frames": MAX_CHUNK_FRAMES,
+        "threads": args.threads,
+        "first_s": round(first, 4),
+        "best_s": round(min(runs), 4),
+        "median_s": round(statistics.median(runs), 4),
+        "runs_s": [round(r, 4) for r in runs],
+        "realtime_factor": round(SONG_FRAMES / spec.native_fps / statistics.median(runs), 1),
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor(),
+            "python": platform.python_version(),
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
