@@ -26,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from choreo import __version__
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import mat_to_quat
 from exporters.mannequin import Mannequin, build_mannequin
-from exporters.provenance import Provenance
+from exporters.provenance import Provenance, generator_name
 from exporters.rigs import RIG_NAMES, Rig, get_rig
 
 __all__ = ["GLB_RIGS", "write_glb"]
@@ -209,7 +208,7 @@ def _document(
     channels = [{"sampler": j, "target": {"node": j, "path": "rotation"}} for j in range(n_joints)]
     channels.append({"sampler": n_joints, "target": {"node": 0, "path": "translation"}})
 
-    asset: dict[str, Any] = {"version": "2.0", "generator": f"choreo {__version__}"}
+    asset: dict[str, Any] = {"version": "2.0", "generator": generator_name()}
     scene: dict[str, Any] = {"name": "dance", "nodes": [0, mesh_node]}
     if extras:
         # asset.extras is the file's own record; a copy on the scene is what Blender (scene
