@@ -125,6 +125,16 @@ def test_validator_reports_no_issues(gltf_validator, tmp_path, rng, rig, fps):
     assert info["animationCount"] == 1 and info["hasSkins"] and info["maxInfluences"] == 4
 
 
+@pytest.mark.parametrize("fps", [24, 25, 50])
+def test_other_cli_rates_and_a_single_frame_are_valid(gltf_validator, tmp_path, rng, fps):
+    paths = [
+        write_glb(random_dance(rng, 2.0, fps), tmp_path / "two_seconds.glb"),
+        write_glb(random_dance(rng, 1.0 / fps, fps), tmp_path / "one_frame.glb"),
+    ]
+    for report in validate(gltf_validator, *paths):
+        assert_clean(report)
+
+
 def test_validator_catches_a_broken_file(gltf_validator, tmp_path, rng):
     """The validator is a real check: a non-unit quaternion in our file is reported."""
     path = write_glb(random_dance(rng, 1.0, 30), tmp_path / "broken.glb")
