@@ -127,10 +127,10 @@ SMPL_JOINT_LIMITS: Mapping[str, JointLimit] = {
     # rotation about Y, the right one (-X) under a positive one. Twist is pronation.
     "left_elbow": _ball(100, (-160, 5), (-60, 60), axis=(0, 1, 0)),
     "right_elbow": _ball(100, (-5, 160), (-60, 60), axis=(0, 1, 0)),
-    "left_wrist": _ball(90, (-80, 80), (-85, 85), axis=(0, 1, 0)),
-    "right_wrist": _ball(90, (-80, 80), (-85, 85), axis=(0, 1, 0)),
-    "left_hand": _ball(30, (-60, 60), (-40, 40), axis=(0, 1, 0)),
-    "right_hand": _ball(30, (-60, 60), (-40, 40), axis=(0, 1, 0)),
+    "left_wrist": _ball(90, (-80, 80), (-105, 105), axis=(0, 1, 0)),
+    "right_wrist": _ball(90, (-80, 80), (-105, 105), axis=(0, 1, 0)),
+    "left_hand": _ball(30, (-60, 60), (-65, 65), axis=(0, 1, 0)),
+    "right_hand": _ball(30, (-60, 60), (-65, 65), axis=(0, 1, 0)),
 }
 """Limits per SMPL joint name; the pelvis (global orientation) is free."""
 
