@@ -228,6 +228,41 @@ def bench_ceiling(batch: int = 256, frames: int = 128, hidden: int = 512) -> dic
     return {"hidden": hidden, "batch": batch, "chunk_frames": frames, "frames_per_s": batch * frames / per}
 
 
+def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_dir: Path) -> None:
+    """Save real songs' inputs and their ONNX Runtime fp32 poses, for accuracy checks elsewhere."""
+    from engines.calibration import read_manifest, select_calibration_songs
+    from engines.onnxruntime_engine import OnnxRuntimeEngine
+    from engines.precision_files import song_model_inputs
+    from engines.selfcheck import generate_song
+
+    reference = OnnxRuntimeEngine(model, threads=2)
+    songs = select_calibration_songs(read_manifest(songs_dir), reference.spec.styles, count=count, seed=1)
+    arrays: dict[str, np.ndarray] = {}
+    for i, song in enumerate(songs):
+        inputs = song_model_inputs(song, reference.spec, cache_dir)
+        for name, value in inputs.items():
+            arrays[f"{i}/{name}"] = value
+        arrays[f"{i}/poses"] = generate_song(reference, inputs, 128)
+        arrays[f"{i}/name"] = np.array(f"{song.path.name} ({song.style}, {song.tempo_bpm:.0f} bpm)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)
+
+
+def bench_accuracy(engine: Any, reference: Path) -> list[dict[str, Any]]:
+    """Whole real songs through the engine against the saved ONNX Runtime fp32 poses."""
+    from engines.accuracy import compare_poses
+    from engines.selfcheck import generate_song
+
+    data = np.load(reference)
+    rows = []
+    for i in range(len({k.split("/")[0] for k in data.files})):
+        inputs = {name: data[f"{i}/{name}"] for name in ("music", "style", "latent")}
+        got = generate_song(engine, inputs, 128)
+        rows.append({"song": str(data[f"{i}/name"]), **compare_poses(data[f"{i}/poses"], got).to_dict()})
+        print(f"  {rows[-1]['song']}: rotation mean {rows[-1]['rotation_mean_deg']:.4f} deg")
+    return rows
+
+
 def _machine() -> dict[str, Any]:
     info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     try:
@@ -260,7 +295,16 @@ def main() -> int:
         "--batcher-chunks", type=int, default=16, help="mean chunks per song in the batcher run"
     )
     parser.add_argument("--ceiling", action="store_true", help="also time a bare cuDNN LSTM (GPU)")
+    parser.add_argument("--reference", type=Path, default=None, help="real-song reference poses (.npz)")
+    parser.add_argument("--make-reference", type=Path, default=None, help="write the reference .npz and stop")
+    parser.add_argument("--songs", type=Path, default=None, help="songs folder with MANIFEST.tsv")
+    parser.add_argument("--count", type=int, default=4, help="songs in the reference")
+    parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "choreo" / "engines")
     args = parser.parse_args()
+    if args.make_reference is not None:
+        make_reference(args.make_reference, args.model, args.songs, args.count, args.cache_dir)
+        print(f"wrote {args.make_reference}")
+        return 0
 
     machine = _machine()
     label = machine.get("gpu", "cpu")
@@ -279,6 +323,8 @@ def main() -> int:
             "model_trained": engine.spec.trained,
             "load_s": time.perf_counter() - t0,
         }
+        if args.reference is not None:
+            entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference)
         entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
         entry["gpu_after_speed"] = _gpu_mib()
         songs_in_flight = 64
