@@ -22,7 +22,7 @@ import numpy as np
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_quat, quat_multiply, quat_to_aa
+from choreo.motion.rotations import aa_to_quat, quat_multiply
 from choreo.motion.skeleton import SMPL, Skeleton
 
 __all__ = [
@@ -156,7 +156,8 @@ def swing_twist(aa: np.ndarray, twist_axis: np.ndarray, e1: np.ndarray, e2: np.n
     Parameters
     ----------
     aa : np.ndarray [shape=(..., 3)], axis-angle rotations
-    twist_axis, e1, e2 : orthonormal unit vectors (bone, swing axis, their cross product)
+    twist_axis, e1, e2 : np.ndarray [shape=(..., 3)], broadcasting against ``aa``:
+        orthonormal unit vectors (bone, swing axis, their cross product)
 
     Returns
     -------
@@ -166,21 +167,37 @@ def swing_twist(aa: np.ndarray, twist_axis: np.ndarray, e1: np.ndarray, e2: np.n
     """
     quat = aa_to_quat(aa)
     quat = np.where(quat[..., 3:4] < 0.0, -quat, quat)
-    along = quat[..., :3] @ twist_axis
+    along = np.sum(quat[..., :3] * twist_axis, axis=-1)
     twist_angle = 2.0 * np.arctan2(along, quat[..., 3])
     twist_q = _axis_quat(twist_axis, twist_angle)
-    swing_q = quat_multiply(quat, _conjugate(twist_q))
-    swing_vec = quat_to_aa(swing_q)
-    return np.stack([twist_angle, swing_vec @ e1, swing_vec @ e2], axis=-1)
+    swing_vec = _rotvec(quat_multiply(quat, _conjugate(twist_q)))
+    return np.stack([twist_angle, np.sum(swing_vec * e1, axis=-1), np.sum(swing_vec * e2, axis=-1)], axis=-1)
 
 
 def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     half = np.asarray(angle)[..., None] / 2.0
-    return np.concatenate([np.sin(half) * axis, np.cos(half)], axis=-1)
+    return np.concatenate([np.sin(half) * axis, np.cos(half) * np.ones_like(axis[..., :1])], axis=-1)
 
 
 def _conjugate(quat: np.ndarray) -> np.ndarray:
     return quat * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def _rotvec(quat: np.ndarray) -> np.ndarray:
+    """Rotation vectors of unit quaternions ``[..., 4]`` (x, y, z, w), angle in [0, pi]."""
+    quat = np.where(quat[..., 3:4] < 0.0, -quat, quat)
+    sin_half = np.linalg.norm(quat[..., :3], axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(sin_half, quat[..., 3:4])
+    # angle / sin(angle / 2) tends to 2 for small angles.
+    scale = np.where(sin_half > 1e-9, angle / np.maximum(sin_half, 1e-9), 2.0)
+    return quat[..., :3] * scale
+
+
+def _quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
+    angle = np.linalg.norm(rotvec, axis=-1, keepdims=True)
+    # sin(angle / 2) / angle tends to 1/2 for small angles.
+    scale = np.where(angle > 1e-9, np.sin(angle / 2.0) / np.maximum(angle, 1e-9), 0.5)
+    return np.concatenate([rotvec * scale, np.cos(angle / 2.0)], axis=-1)
 
 
 def _resolve(skeleton: Skeleton, limits: Mapping[str, JointLimit] | None) -> Mapping[str, JointLimit]:
@@ -191,12 +208,35 @@ def _resolve(skeleton: Skeleton, limits: Mapping[str, JointLimit] | None) -> Map
     return resolved
 
 
-def _decomposed(motion: Motion, limits: Mapping[str, JointLimit] | None):
-    """Yield ``(joint, limit, axes, params)`` for every limited joint."""
-    for name, limit in _resolve(motion.skeleton, limits).items():
-        joint = motion.skeleton.index(name)
-        axes = _bone_axes(motion.skeleton, joint, np.asarray(limit.swing_axis, dtype=np.float64))
-        yield joint, limit, axes, swing_twist(motion.rotations[:, joint], *axes)
+@dataclass(frozen=True)
+class _LimitTable:
+    """Every limited joint of a skeleton, stacked: joints ``[K]``, axes ``[K, 3]``, bounds ``[K, 3]``."""
+
+    joints: np.ndarray
+    twist_axis: np.ndarray
+    e1: np.ndarray
+    e2: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _table(skeleton: Skeleton, limits: Mapping[str, JointLimit] | None) -> _LimitTable:
+    resolved = _resolve(skeleton, limits)
+    joints, axes, lows, highs = [], [], [], []
+    for name, limit in resolved.items():
+        joint = skeleton.index(name)
+        joints.append(joint)
+        axes.append(_bone_axes(skeleton, joint, np.asarray(limit.swing_axis, dtype=np.float64)))
+        low, high = limit.bounds()
+        lows.append(low)
+        highs.append(high)
+    if not joints:
+        empty = np.zeros((0, 3))
+        return _LimitTable(np.zeros(0, dtype=int), empty, empty, empty, empty, empty)
+    stacked = np.array(axes)
+    return _LimitTable(
+        np.array(joints), stacked[:, 0], stacked[:, 1], stacked[:, 2], np.array(lows), np.array(highs)
+    )
 
 
 def clamp_joint_limits(motion: Motion, *, limits: Mapping[str, JointLimit] | None = None) -> Motion:
@@ -219,20 +259,22 @@ def clamp_joint_limits(motion: Motion, *, limits: Mapping[str, JointLimit] | Non
         If ``limits`` names a joint the skeleton lacks.
     """
     rotations = motion.rotations.astype(np.float64, copy=True)
-    for joint, limit, (twist_axis, e1, e2), params in _decomposed(motion, limits):
-        low, high = limit.bounds()
-        clamped = np.clip(params, low, high)
-        changed = np.any(clamped != params, axis=-1)
-        if not np.any(changed):
-            continue
-        c = clamped[changed]
-        # A swing of pi or more is ambiguous (it equals a shorter swing the other way):
-        # shrink it towards zero, which stays inside the box since every box holds zero.
-        swing_norm = np.linalg.norm(c[:, 1:], axis=-1, keepdims=True)
-        c[:, 1:] *= np.minimum(1.0, _MAX_SWING_RAD / np.maximum(swing_norm, 1e-12))
-        swing_q = aa_to_quat(c[:, 1:2] * e1 + c[:, 2:3] * e2)
-        quat = quat_multiply(swing_q, _axis_quat(twist_axis, c[:, 0]))
-        rotations[changed, joint] = quat_to_aa(quat)
+    table = _table(motion.skeleton, limits)
+    params = swing_twist(rotations[:, table.joints], table.twist_axis, table.e1, table.e2)
+    clamped = np.clip(params, table.low, table.high)
+    changed = np.any(clamped != params, axis=-1)  # [frames, K]
+    if not np.any(changed):
+        return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
+    frame_idx, limit_idx = np.nonzero(changed)
+    c = clamped[frame_idx, limit_idx]
+    # A swing of pi or more is ambiguous (it equals a shorter swing the other way):
+    # shrink it towards zero, which stays inside the box since every box holds zero.
+    swing_norm = np.linalg.norm(c[:, 1:], axis=-1, keepdims=True)
+    c[:, 1:] *= np.minimum(1.0, _MAX_SWING_RAD / np.maximum(swing_norm, 1e-12))
+    e1, e2, twist_axis = table.e1[limit_idx], table.e2[limit_idx], table.twist_axis[limit_idx]
+    swing_q = _quat_from_rotvec(c[:, 1:2] * e1 + c[:, 2:3] * e2)
+    quat = quat_multiply(swing_q, _axis_quat(twist_axis, c[:, 0]))
+    rotations[frame_idx, table.joints[limit_idx]] = _rotvec(quat)
     return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
 
 
@@ -247,9 +289,10 @@ def limit_violation_mask(
     Unlimited joints (the pelvis) are never flagged.
     """
     mask = np.zeros((motion.n_frames, motion.skeleton.n_joints), dtype=bool)
-    for joint, limit, _axes, params in _decomposed(motion, limits):
-        low, high = limit.bounds()
-        mask[:, joint] = np.any((params < low - tolerance_rad) | (params > high + tolerance_rad), axis=-1)
+    table = _table(motion.skeleton, limits)
+    params = swing_twist(motion.rotations[:, table.joints], table.twist_axis, table.e1, table.e2)
+    outside = (params < table.low - tolerance_rad) | (params > table.high + tolerance_rad)
+    mask[:, table.joints] = np.any(outside, axis=-1)
     return mask
 
 
