@@ -69,7 +69,7 @@ fi
 # -- SeaweedFS: master, volume, filer and the S3 gateway in one process, loopback only ---------------------
 mkdir -p "$RUN/seaweed"
 start seaweed "$VENV_BIN/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$RUN/seaweed" \
-  -master.port="$MASTER_PORT" -volume.port="$VOLUME_PORT" -volume.max=0 -master.volumeSizeLimitMB=256 \
+  -master.port="$MASTER_PORT" -volume.port="$VOLUME_PORT" -volume.max=0 -volume.preStopSeconds=0 -master.volumeSizeLimitMB=256 \
   -filer -filer.port="$FILER_PORT" -s3 -s3.port="$S3_PORT" -s3.port.iceberg=0 -s3.port.lance=0 \
   -s3.config="$RUN/s3.json" -metricsPort=0
 wait_for "SeaweedFS S3" 60 "$VENV_BIN/python" -c "

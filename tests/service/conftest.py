@@ -102,10 +102,10 @@ def _start(name: str, cmd: list[str], env: dict[str, str], log_dir: Path) -> sub
     )
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
     if proc.poll() is not None:
         return
-    os.killpg(proc.pid, signal.SIGTERM)
+    os.killpg(proc.pid, sig)
     try:
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
@@ -172,6 +172,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
                 f"-volume.port={volume}",
                 f"-volume.port.grpc={volume_grpc}",
                 "-volume.max=0",
+                "-volume.preStopSeconds=0",
                 "-master.volumeSizeLimitMB=64",
                 "-filer",
                 f"-filer.port={filer}",
@@ -266,7 +267,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
     finally:
         for name in ("api", "cpu-worker", "gpu-worker", "seaweed"):
             if name in processes:
-                _stop(processes[name])
+                # SeaweedFS stops at once on SIGINT but waits 15 s on SIGTERM.
+                _stop(processes[name], signal.SIGINT if name == "seaweed" else signal.SIGTERM)
         admin_redis.flushdb()
 
 
