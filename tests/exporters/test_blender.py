@@ -72,7 +72,7 @@ def blender_python() -> Path:
             pip = [str(_venv_python()), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
             steps = [[base, "-m", "venv", str(BLENDER_VENV)], [*pip, "--no-cache-dir", f"bpy=={BPY_VERSION}"]]
             for step in steps:
-                done = subprocess.run(step, capture_output=True, text=True, timeout=1200)
+                done = subprocess.run(step, capture_output=True, text=True, timeout=800)
                 if done.returncode != 0:
                     pytest.fail(f"building {BLENDER_VENV} failed at {' '.join(step)}:\n{done.stderr[-4000:]}")
             marker.touch()
