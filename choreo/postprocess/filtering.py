@@ -17,7 +17,7 @@ from scipy.signal import butter, sosfiltfilt
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_quat, quat_align_hemisphere, quat_to_aa
+from choreo.motion.rotations import aa_to_quat, quat_to_aa
 
 __all__ = [
     "DEFAULT_BODY_CUTOFF_HZ",
@@ -120,7 +120,7 @@ def lowpass_filter(
         root = motion.root_translation.copy()
         return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
-    quats = quat_align_hemisphere(aa_to_quat(motion.rotations), axis=0)
+    quats = _continuous_in_time(aa_to_quat(motion.rotations))
     filtered = quats.copy()
     for cutoff_hz in np.unique(cutoffs):
         joints = np.flatnonzero(cutoffs == cutoff_hz)
@@ -134,6 +134,21 @@ def lowpass_filter(
     if root_cutoff_hz is not None:
         root = _zero_phase_lowpass(root, root_cutoff_hz, motion.fps, int(order))
     return motion.replace(root_translation=root, rotations=quat_to_aa(filtered))
+
+
+def _continuous_in_time(quats: np.ndarray) -> np.ndarray:
+    """Flip quaternion signs along axis 0 so neighbouring frames have a non-negative dot product.
+
+    The same result as :func:`choreo.motion.rotations.quat_align_hemisphere`
+    along time, without a Python loop over frames: frame ``i`` is flipped when
+    an odd number of sign changes lie between it and frame 0.
+    """
+    if quats.shape[0] < 2:
+        return quats.copy()
+    changes = np.sum(quats[1:] * quats[:-1], axis=-1) < 0.0
+    odd = np.cumsum(changes, axis=0) % 2 == 1
+    sign = np.concatenate([np.ones((1, *odd.shape[1:])), np.where(odd, -1.0, 1.0)], axis=0)
+    return quats * sign[..., None]
 
 
 def _check_cutoff(cutoff_hz: float, name: str) -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.postprocess.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     HORIZONTAL_AXES,
     TOE_CONTACT_HEIGHT_M,
-    foot_point_indices,
+    foot_positions,
     point_contacts,
 )
 
@@ -64,7 +63,7 @@ def pin_feet(
     if motion.n_frames < 2 or strength == 0.0:
         return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
-    feet = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    feet = foot_positions(motion)
     contact = point_contacts(
         feet,
         motion.fps,

@@ -13,13 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.postprocess.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     TOE_CONTACT_HEIGHT_M,
     UP_AXIS,
-    foot_point_indices,
+    foot_positions,
     point_contacts,
     sole_clearance_m,
 )
@@ -34,7 +33,7 @@ _FLOOR_PERCENTILE = 5.0
 
 def sole_heights_m(motion: Motion) -> np.ndarray:
     """Height of the sole under each foot point, ``[frames, 4]`` metres (floor at 0)."""
-    positions = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    positions = foot_positions(motion)
     return positions[..., UP_AXIS] - sole_clearance_m(motion.skeleton)
 
 
@@ -99,7 +98,7 @@ def ground_feet(
     if motion.n_frames == 0:
         return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
-    joints = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]
+    joints = foot_positions(motion)
     lowest = (joints[..., UP_AXIS] - sole_clearance_m(motion.skeleton)).min(axis=1)
     floor_shift = -float(np.percentile(lowest, _FLOOR_PERCENTILE))
     joints[..., UP_AXIS] += floor_shift

@@ -121,3 +121,12 @@ def test_bad_parameters_are_named() -> None:
         lowpass_filter(motion, root_cutoff_hz=-1.0)
     with pytest.raises(ParameterError, match="order"):
         lowpass_filter(motion, order=0)
+
+
+def test_continuous_in_time_matches_the_core_hemisphere_alignment(rng: np.random.Generator) -> None:
+    from choreo.motion.rotations import quat_align_hemisphere
+    from choreo.postprocess.filtering import _continuous_in_time
+
+    quats = aa_to_quat(np.cumsum(rng.normal(scale=0.5, size=(200, 24, 3)), axis=0))
+    quats *= rng.choice([-1.0, 1.0], size=(200, 24, 1))
+    np.testing.assert_array_equal(_continuous_in_time(quats), quat_align_hemisphere(quats, axis=0))

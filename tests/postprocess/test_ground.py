@@ -10,6 +10,7 @@ import pytest
 from choreo.errors import ParameterError
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.postprocess import ground_feet
+from choreo.postprocess.contacts import foot_point_indices, foot_positions
 from choreo.postprocess.ground import align_floor, floor_offset_m, sole_heights_m
 
 
@@ -68,3 +69,9 @@ def test_align_floor_moves_the_whole_motion_by_one_constant(standing: Callable[.
     aligned = align_floor(motion.replace(root_translation=root))
     np.testing.assert_allclose(aligned.root_translation[:, 1] - root[:, 1], -0.07, atol=1e-9)
     assert floor_offset_m(aligned) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_foot_positions_match_full_forward_kinematics(rng: np.random.Generator) -> None:
+    motion = Motion(30.0, rng.normal(size=(20, 3)), rng.normal(scale=0.6, size=(20, 24, 3)))
+    full = joint_positions(motion)[:, foot_point_indices(SMPL)]
+    np.testing.assert_allclose(foot_positions(motion), full, atol=1e-12)
