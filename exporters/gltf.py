@@ -19,6 +19,7 @@ is written in well under a second.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -65,7 +66,7 @@ def write_glb(
     Parameters
     ----------
     motion : the dance, on the SMPL skeleton, at least one frame
-    path : where to write the ``.glb``; its folder must exist
+    path : where to write the ``.glb`` (replaced atomically); its folder must exist
     rig : ``"smpl"`` (SMPL joint names, joint axes aligned with the world),
         ``"mixamo"`` (Mixamo bone names and bone axes, for retargeting) or a
         :class:`~exporters.rigs.Rig`. glTF is always in metres, whatever the
@@ -99,10 +100,14 @@ def write_glb(
     builder = _GlbBuilder()
     document = _document(motion, rig, mannequin, builder, extras)
     data = builder.glb(document)
+    # Written beside the target and renamed, so a failed export never leaves half a file.
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.write_bytes(data)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
     except OSError as exc:
-        raise ExportError(f"cannot write glTF file {path}: {exc.strerror or exc}") from exc
+        tmp.unlink(missing_ok=True)
+        raise ExportError(f"cannot write glTF file {path}: {exc.strerror or exc}") from None
     return path
 
 

@@ -324,6 +324,15 @@ def test_assimp_reads_bones_and_animation(tmp_path, rng):
     assert counts == {"Meshes": 1, "Animations": 1, "Bones": 24, "Animation Channels": 24}
 
 
+def test_same_dance_gives_identical_bytes_and_replaces_the_file(tmp_path, rng):
+    motion = random_dance(rng, 2.0, 30)
+    first = write_glb(motion, tmp_path / "a.glb", rig="mixamo", provenance=PROVENANCE).read_bytes()
+    target = tmp_path / "b.glb"
+    target.write_bytes(b"old contents")
+    assert write_glb(motion, target, rig="mixamo", provenance=PROVENANCE).read_bytes() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.glb", "b.glb"]  # no temporary left
+
+
 def test_rejects_bad_input(tmp_path, rng):
     motion = random_dance(rng, 1.0, 30)
     with pytest.raises(ParameterError, match="rig"):
