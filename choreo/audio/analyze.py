@@ -57,8 +57,14 @@ def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | No
     duration_s = probe_duration_s(path)
     _check_duration(path, duration_s, settings)
     y = load_audio(path, sr=sr, max_duration_s=settings.max_duration_s)
-    if y.size / sr < settings.min_duration_s - DECODED_DURATION_TOLERANCE_S:
-        _check_duration(path, y.size / sr, settings)  # the header promised more than was decoded
+    decoded_s = y.size / sr
+    if decoded_s < settings.min_duration_s - DECODED_DURATION_TOLERANCE_S:
+        raise audio_error(
+            path,
+            TOO_SHORT,
+            f"too short: {decoded_s:.2f} s decoded though the header says {duration_s:.2f} s; "
+            f"the minimum is {settings.min_duration_s:g} s",
+        )
     level_dbfs = peak_dbfs(y)
     if level_dbfs < settings.silence_dbfs:
         raise audio_error(
@@ -75,7 +81,7 @@ def analyze_song(path: str | PathLike[str], *, fps: int, settings: Settings | No
 
 def peak_dbfs(y: np.ndarray) -> float:
     """Level of the loudest sample in dB relative to full scale (1.0); -inf for digital silence."""
-    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    peak = max(float(y.max()), -float(y.min())) if y.size else 0.0  # no |y| copy of a long song
     return 20.0 * np.log10(peak) if peak > 0 else float("-inf")
 
 

@@ -88,11 +88,15 @@ def track_beats(onset_envelope: np.ndarray, *, fps: float) -> tuple[np.ndarray, 
 def estimate_period_frames(onset_envelope: np.ndarray, *, fps: float) -> float:
     """Beat period in frames (with its fraction): the prior-weighted autocorrelation peak.
 
-    The autocorrelation of the mean-removed envelope is weighted by a
-    log-normal prior (one octave wide, centred on :data:`PRIOR_CENTRE_BPM`) and
-    its best lag refined by a parabola through the neighbouring lags.
+    The envelope is compressed (``log1p``, it is in dB) so that beats of
+    alternating strength, a loud snare on 2 and 4 over a soft kick on 1 and 3,
+    do not make the two-beat period win. The autocorrelation of the compressed,
+    mean-removed envelope is weighted by a log-normal prior (one octave wide,
+    centred on :data:`PRIOR_CENTRE_BPM`) and its best lag refined by a parabola
+    through the neighbouring lags.
     """
-    centred = np.asarray(onset_envelope, dtype=np.float64) - np.mean(onset_envelope)
+    compressed = np.log1p(np.maximum(np.asarray(onset_envelope, dtype=np.float64), 0.0))
+    centred = compressed - compressed.mean()
     n = centred.size
     spectrum = np.fft.rfft(centred, 2 * n)
     autocorrelation = np.fft.irfft(spectrum * np.conj(spectrum))[:n]

@@ -51,6 +51,41 @@ def click_track(
     return y, times
 
 
+def pop_bars(*, bpm: float, bars: int, sr: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A drum-and-chords loop: kick on beats 1 and 3, snare on 2 and 4, a new chord every bar.
+
+    The kick alone cannot tell beat 1 from beat 3; the chord change can. Starts at 0.5 s,
+    over faint noise, and rings one second past the last bar.
+
+    Returns
+    -------
+    y : float32 [n] mono samples
+    bar_times_s : float [bars], the time of each bar's first beat
+    """
+    rng = np.random.default_rng(seed)
+    beat_s = 60.0 / bpm
+    n = int((bars * 4 * beat_s + 1.0) * sr)
+    y = rng.normal(scale=1e-3, size=n).astype(np.float32)
+    t = np.arange(int(0.25 * sr)) / sr
+    kick = 0.8 * np.sin(2 * np.pi * 55.0 * t) * np.exp(-t / 0.06)
+    snare = 0.4 * rng.normal(size=t.size) * np.exp(-t / 0.04)
+    chord_roots_hz = (261.63, 392.0, 440.0, 349.23)  # C, G, Am, F
+    bar_times = 0.5 + np.arange(bars) * 4 * beat_s
+    for index in range(bars * 4):
+        start = int((0.5 + index * beat_s) * sr)
+        hit = kick if index % 4 in (0, 2) else snare
+        stop = min(n, start + hit.size)
+        y[start:stop] += hit[: stop - start].astype(np.float32)
+        if index % 4 == 0:
+            stop = min(n, start + int(4 * beat_s * sr))
+            tc = np.arange(stop - start) / sr
+            ramp = np.minimum(1.0, np.minimum(tc, tc[-1] - tc) / 0.01)
+            root = chord_roots_hz[(index // 4) % 4]
+            for ratio in (1.0, 1.26, 1.5):  # a triad
+                y[start:stop] += (0.08 * ramp * np.sin(2 * np.pi * root * ratio * tc)).astype(np.float32)
+    return y, bar_times
+
+
 @pytest.fixture
 def write_click_track(tmp_path: Path) -> ClickWriter:
     """Write :func:`click_track` to ``tmp_path/name`` and return the click times."""

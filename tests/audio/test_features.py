@@ -28,7 +28,7 @@ from choreo.audio.music_features import (
 )
 from choreo.errors import AudioError, ParameterError
 
-from .conftest import ClickWriter, click_track
+from .conftest import ClickWriter, click_track, pop_bars
 
 
 @pytest.mark.parametrize(
@@ -65,6 +65,18 @@ def test_beats_land_on_the_clicks(
     accents = click_frames[::4]
     assert features.downbeat_times.size == accents.size
     assert np.abs(features.downbeat_times * fps - accents).max() <= 1.0, "downbeats are not on the accents"
+
+
+@pytest.mark.parametrize("bpm", [84.0, 104.0])
+def test_tempo_and_downbeats_of_a_drum_loop(bpm: float) -> None:
+    """Kick on 1 and 3, snare on 2 and 4: the chord change marks beat 1, and the tempo is not halved."""
+    sr = feature_sr(30)
+    y, bar_times_s = pop_bars(bpm=bpm, bars=10, sr=sr)
+    features = extract_features(y, sr, fps=30)
+    assert features.tempo_bpm == pytest.approx(bpm, rel=1e-3)
+    downbeats = features.downbeat_times[features.downbeat_times < bar_times_s[-1] + 1.0]
+    assert downbeats.size == bar_times_s.size
+    assert np.abs(downbeats - bar_times_s).max() <= 1 / 30
 
 
 @pytest.mark.parametrize("fps", [30, 60])
