@@ -9,7 +9,7 @@ The file holds:
 * one animation with a rotation sampler (unit quaternions) for every joint and a
   translation sampler for the root, all LINEAR, keyed at ``k / fps`` seconds;
 * the dance's provenance (model version, seed, style, song SHA-256, data credits) in
-  ``asset.extras``.
+  ``asset.extras``, and a copy in the scene's ``extras``, which Blender and three.js show.
 
 glTF is Y up, metres, figures facing +Z: the SMPL skeleton's own frame, so nothing is
 converted. Every array is built for all frames at once, so a ten-minute dance at 60 fps
@@ -82,10 +82,11 @@ def write_glb(
     Raises
     ------
     ParameterError
-        Unknown rig, a motion that is empty, not on the SMPL skeleton or not
-        finite, or provenance that JSON cannot hold.
+        Unknown rig, a rig built for another skeleton, or provenance that JSON
+        cannot hold.
     ExportError
-        The file cannot be written.
+        A motion with no frames or with NaN/infinite values (as the BVH and FBX
+        writers), or a file that cannot be written.
     """
     path = Path(path)
     rig = rig if isinstance(rig, Rig) else get_rig(rig, motion.skeleton)
@@ -113,9 +114,9 @@ def write_glb(
 
 def _check_motion(motion: Motion) -> None:
     if motion.n_frames < 1:
-        raise ParameterError("cannot write a glTF animation of a motion with no frames")
+        raise ExportError("cannot write a glTF animation of a motion with no frames")
     if not (np.all(np.isfinite(motion.rotations)) and np.all(np.isfinite(motion.root_translation))):
-        raise ParameterError("motion has non-finite rotations or root translations; cannot write glTF")
+        raise ExportError("motion has non-finite rotations or root translations; cannot write glTF")
 
 
 def _provenance_extras(provenance: Provenance | Mapping[str, Any] | None) -> dict[str, Any]:

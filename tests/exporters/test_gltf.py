@@ -337,14 +337,14 @@ def test_rejects_bad_input(tmp_path, rng):
     motion = random_dance(rng, 1.0, 30)
     with pytest.raises(ParameterError, match="rig"):
         write_glb(motion, tmp_path / "d.glb", rig="unreal")
-    with pytest.raises(ParameterError, match="no frames"):
+    with pytest.raises(ExportError, match="no frames"):
         write_glb(
             motion.replace(root_translation=np.zeros((0, 3)), rotations=np.zeros((0, 24, 3))),
             tmp_path / "e.glb",
         )
     bad = motion.rotations.copy()
     bad[5, 3, 1] = np.nan
-    with pytest.raises(ParameterError, match="non-finite"):
+    with pytest.raises(ExportError, match="non-finite"):
         write_glb(motion.replace(rotations=bad), tmp_path / "n.glb")
     with pytest.raises(ParameterError, match="provenance"):
         write_glb(motion, tmp_path / "p.glb", provenance={"seed": object()})
