@@ -109,11 +109,12 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
 
     mel_power, chroma, low_energy = _spectral_frames(samples, sr=sr, n_frames=n_frames)
     log_mel = power_to_db(mel_power)
-    onset_envelope = onset_strength(log_mel)
+    first_full_frame = N_FFT // (2 * HOP_LENGTH)
+    onset_envelope = onset_strength(log_mel, first_full_frame=first_full_frame)
     mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=1)[:, :N_MFCC]
     peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
     beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
-    bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]))
+    bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]), first_full_frame=first_full_frame)
     downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
 
     features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)

@@ -29,12 +29,15 @@ PEAK_DELTA = 0.07
 """... by this fraction of the envelope's range."""
 
 
-def onset_strength(log_power: np.ndarray) -> np.ndarray:
+def onset_strength(log_power: np.ndarray, *, first_full_frame: int = 0) -> np.ndarray:
     """Onset envelope: the mean positive frame-to-frame rise of a log spectrum, on frame times.
 
     Parameters
     ----------
     log_power : np.ndarray [shape=(frames, bands)], dB
+    first_full_frame : frames before this one have windows reaching before the start of
+        the song (zero padding); the rise of the window filling up is not an onset, so
+        rises from those frames count as zero
 
     Returns
     -------
@@ -42,6 +45,7 @@ def onset_strength(log_power: np.ndarray) -> np.ndarray:
         is the mean rise from frame ``k - 2`` to frame ``k - 1`` (zero for ``k < 2``)
     """
     rise = np.maximum(0.0, np.diff(log_power, axis=0)).mean(axis=1)
+    rise[:first_full_frame] = 0.0
     envelope = np.zeros(log_power.shape[0], dtype=np.float32)
     lead = 1 + ONSET_SHIFT_FRAMES
     envelope[lead:] = rise[: max(0, rise.size - ONSET_SHIFT_FRAMES)]
