@@ -30,6 +30,7 @@ from choreo.mocap.mirror import mirror
 from choreo.mocap.retarget import retarget
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
+from choreo.mocap.trim import active_span
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
@@ -124,7 +125,7 @@ class Pair:
 
 
 def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
-    """Read and retarget every BVH under the style folders of ``mocap_dir``.
+    """Read and retarget every BVH under the style folders of ``mocap_dir``, cut to its dance.
 
     A contact sheet per clip goes to ``sheets_dir`` when given.
     """
@@ -134,10 +135,15 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
         if not files:
             raise ParameterError(f"--mocap {mocap_dir}: no BVH files in {folder}/")
         for path in files:
-            motion = retarget(read_bvh(path), source=str(path))
+            full = retarget(read_bvh(path), source=str(path))
+            start, stop = active_span(full)
+            root = full.root_translation[start:stop].copy()
+            root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
+            motion = full.replace(rotations=full.rotations[start:stop], root_translation=root)
             clip = Clip(path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS)
             if sheets_dir is not None:
-                write_contact_sheet(motion, sheets_dir / f"{path.stem}.png", title=f"{clip.source} ({style})")
+                title = f"{clip.source} ({style}), frames {start}-{stop} of {full.n_frames} kept"
+                write_contact_sheet(motion, sheets_dir / f"{path.stem}.png", title=title)
             clips.append(clip)
     return clips
 
