@@ -15,6 +15,7 @@ retimed version of each held-out clip at 30 and 60 fps for the metrics.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+import choreo.audio
 from choreo.audio import MusicFeatures, analyze_song
 from choreo.errors import ParameterError
 from choreo.mocap.beats import kinematic_beats
@@ -158,15 +160,28 @@ def _licence(path: Path) -> str:
     return "unknown"
 
 
+def _audio_code_digest() -> str:
+    """Digest of the feature code, so cached features are recomputed when it changes."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(choreo.audio.__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def load_songs(music_dir: Path, cache_dir: Path, log: Callable[[str], None] = print) -> list[Song]:
-    """Features of every song under ``music_dir`` at :data:`DATA_FPS`, cached in ``cache_dir``."""
+    """Features of every song under ``music_dir`` at :data:`DATA_FPS`, cached in ``cache_dir``.
+
+    The cache key holds the song's name and a digest of :mod:`choreo.audio`'s
+    source, so a change to the feature code never serves stale features.
+    """
     paths = sorted(p for p in music_dir.rglob("*") if p.suffix.lower() in _SONG_SUFFIXES)
     if not paths:
         raise ParameterError(f"--music {music_dir}: no songs ({', '.join(_SONG_SUFFIXES)}) found")
     cache_dir.mkdir(parents=True, exist_ok=True)
+    code = _audio_code_digest()
     songs = []
     for path in paths:
-        cached = cache_dir / f"{path.name}.{DATA_FPS}fps.npz"
+        cached = cache_dir / f"{path.name}.{DATA_FPS}fps.{code}.npz"
         if cached.exists() and cached.stat().st_mtime >= path.stat().st_mtime:
             features = MusicFeatures.from_npz(cached)
         else:
@@ -377,6 +392,7 @@ def build_dataset(
             "is song frame song_start_frame + k"
         ),
         "seed": seed,
+        "audio_code_digest": _audio_code_digest(),
         "stretch_bounds": [MIN_STRETCH, MAX_STRETCH],
         "credit": CMU_CREDIT,
         "sources": {
