@@ -7,7 +7,8 @@ numpy<2) and compare its report with our own forward kinematics in the main venv
 Usage: ``python blender_probe.py REQUEST.json REPORT.json``
 
 The request is ``{"jobs": [{"path", "format", "fps", "frames", "options"}, ...]}`` where
-``format`` is ``bvh``, ``fbx`` or ``glb``, ``frames`` are the Blender frames to sample and
+``format`` is ``bvh``, ``fbx`` or ``glb``, ``frames`` are the Blender frames to sample
+(fractional frames are evaluated between keys) and
 ``options`` are extra keyword arguments for the importer. For each job, in a fresh empty
 scene whose frame rate is ``fps``, the file is imported with Blender's own importer and
 the report gets:
@@ -63,12 +64,18 @@ def probe(job: dict) -> dict:
     report["frame_range"] = list(action.frame_range) if action else None
     heads = []
     for frame in job["frames"]:
-        scene.frame_set(int(frame))
+        _go_to(scene, frame)
         world = armature.matrix_world
         heads.append([list(world @ armature.pose.bones[name].head) for name in report["bones"]])
     report["heads"] = heads
     report["skinned"] = [_deformed(mesh, job["frames"]) for mesh in _skinned_meshes(scene, armature)]
     return report
+
+
+def _go_to(scene, frame: float) -> None:
+    """Evaluate the scene at ``frame``, which may lie between two whole frames."""
+    whole = int(frame // 1)
+    scene.frame_set(whole, subframe=float(frame) - whole)
 
 
 def _plain(value: object) -> object:
@@ -94,7 +101,7 @@ def _deformed(mesh, frames: list[int]) -> dict:
     scene = bpy.context.scene
     vertices = []
     for frame in frames:
-        scene.frame_set(int(frame))
+        _go_to(scene, frame)
         evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get())
         data = evaluated.to_mesh()
         world = evaluated.matrix_world

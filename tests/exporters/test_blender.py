@@ -28,6 +28,7 @@ from scipy.spatial import cKDTree
 
 from choreo.motion.kinematics import global_rotations, joint_positions
 from choreo.motion.motion import Motion
+from choreo.motion.rotations import aa_to_quat, quat_slerp, quat_to_aa
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.bvh import write_bvh
 from exporters.fbx import write_fbx
@@ -230,6 +231,26 @@ def test_blender_imports_bvh(
     assert report["scene_fps"] == fps
     check_heads(report, motion, frames, get_rig(rig).joint_names)
     assert report["skinned"] == []  # BVH holds bones only
+
+
+def test_blender_interpolates_glb_between_keys(
+    blender_python: Path, tmp_path: Path, rng: np.random.Generator
+):
+    """Half-way between keys Blender shows each joint's rotation slerped half-way (both rigs)."""
+    motion = dance_motion(rng, n_frames=90, fps=30)
+    frames = np.sort(rng.choice(motion.n_frames - 1, 10, replace=False))
+    quats = aa_to_quat(motion.rotations)
+    halfway = motion.replace(
+        rotations=quat_to_aa(quat_slerp(quats[frames], quats[frames + 1], 0.5)),
+        root_translation=0.5 * (motion.root_translation[frames] + motion.root_translation[frames + 1]),
+    )
+    jobs = [
+        {"path": str(write_glb(motion, tmp_path / f"{rig}.glb", rig=rig)), "format": "glb", "fps": 30,
+         "frames": (frames + 0.5).tolist()}
+        for rig in RIG_NAMES
+    ]  # fmt: skip
+    for rig, report in zip(RIG_NAMES, run_probe(blender_python, jobs, tmp_path), strict=True):
+        check_heads(report, halfway, np.arange(len(frames)), get_rig(rig).joint_names)
 
 
 def test_blender_glb_bone_heuristics_keep_joint_positions(

@@ -15,7 +15,7 @@ import pytest
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, quat_to_mat
+from choreo.motion.rotations import aa_to_mat, aa_to_quat, mat_to_aa, quat_slerp, quat_to_aa, quat_to_mat
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.gltf import GLB_RIGS, write_glb
 from exporters.provenance import Provenance
@@ -35,7 +35,12 @@ _WIDTHS = {"SCALAR": 1, "VEC3": 3, "VEC4": 4, "MAT4": 16}
 
 
 def random_dance(rng: np.random.Generator, duration_s: float, fps: float) -> Motion:
-    """Smooth random joint swings (up to about a radian), a turning and travelling root."""
+    """Smooth random joint swings (up to about a radian), a turning and travelling root.
+
+    The rotations are stored as a model's output is, with every angle in [0, pi]: the
+    root's axis-angle jumps whenever its turn passes half a circle, which is where a
+    writer must keep its quaternions on one hemisphere.
+    """
     n = int(round(duration_s * fps))
     t = np.arange(n)[:, None, None] / fps
     rotations = 0.6 * np.sin(2 * np.pi * rng.uniform(0.1, 2.0, (24, 3)) * t + rng.uniform(0, 6.3, (24, 3)))
@@ -43,7 +48,7 @@ def random_dance(rng: np.random.Generator, duration_s: float, fps: float) -> Mot
     root = np.zeros((n, 3))
     root[:, 0] = np.cumsum(rng.normal(0, 0.002, n))
     root[:, 1] = REST_PELVIS_HEIGHT_M
-    return Motion(fps=fps, root_translation=root, rotations=rotations)
+    return Motion(fps=fps, root_translation=root, rotations=mat_to_aa(aa_to_mat(rotations)))
 
 
 @pytest.fixture(scope="session")
@@ -307,6 +312,38 @@ def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
     assert report["node_names"] == [name.replace(":", "") for name in get_rig(rig).joint_names]
     error = np.linalg.norm(np.asarray(report["positions"]) - joint_positions(motion)[frames], axis=-1)
     assert error.max() < 1e-3, f"three.js is {error.max() * 1000:.3f} mm off"
+
+
+@pytest.mark.parametrize("rig", GLB_RIGS)
+def test_threejs_interpolates_between_keys(node_tools, tmp_path, rng, rig):
+    """Half-way between two keys three.js slerps every joint the short way and lerps the root.
+
+    The expected pose is our own: each joint's local rotation slerped half-way (the same
+    in the rig's axes, which differ by fixed rotations on either side), the root's
+    position averaged. This checks the key times and LINEAR semantics between keys; the
+    writer's own hemisphere alignment is checked on the keys themselves (three.js and
+    Blender both take the short arc even across a sign flip, but not every reader does).
+    """
+    node, folder = node_tools
+    motion = random_dance(rng, 4.0, 30)
+    path = write_glb(motion, tmp_path / "d.glb", rig=rig)
+    frames = np.sort(rng.choice(motion.n_frames - 1, 12, replace=False))
+    times = [f"{(k + 0.5) / motion.fps:.9g}" for k in frames]
+    done = subprocess.run(
+        [node, str(folder / "threejs_pose.mjs"), str(path), *times],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    quats = aa_to_quat(motion.rotations)
+    halfway = motion.replace(
+        rotations=quat_to_aa(quat_slerp(quats[frames], quats[frames + 1], 0.5)),
+        root_translation=0.5 * (motion.root_translation[frames] + motion.root_translation[frames + 1]),
+    )
+    measured = np.asarray(json.loads(done.stdout)["positions"])
+    error = np.linalg.norm(measured - joint_positions(halfway), axis=-1)
+    assert error.max() < 1e-3, f"three.js is {error.max() * 1000:.3f} mm off between keys"
 
 
 def test_assimp_reads_bones_and_animation(tmp_path, rng):
