@@ -97,7 +97,7 @@ def inspect_source(path: str | PathLike[str]) -> SourceInfo:
     except sf.LibsndfileError as exc:
         if exc.code == _SF_MALFORMED:
             raise audio_error(path, CORRUPT_AUDIO, f"damaged audio file ({exc.error_string})") from exc
-        return _inspect_with_ffprobe(path, file, libsndfile_reason=exc.error_string)
+        return _inspect_with_ffprobe(path, file)
     except (RuntimeError, TypeError) as exc:  # soundfile raises these for some malformed headers
         raise audio_error(path, CORRUPT_AUDIO, f"damaged audio header ({exc})") from exc
     if info.samplerate <= 0 or info.channels <= 0 or info.frames < 0:
@@ -109,7 +109,7 @@ def inspect_source(path: str | PathLike[str]) -> SourceInfo:
     return SourceInfo("libsndfile", int(info.samplerate), int(info.channels), info.frames / info.samplerate)
 
 
-def _inspect_with_ffprobe(path: str | PathLike[str], file: Path, *, libsndfile_reason: str) -> SourceInfo:
+def _inspect_with_ffprobe(path: str | PathLike[str], file: Path) -> SourceInfo:
     """Second opinion for files libsndfile does not recognise (AAC/M4A and others)."""
     suffix = file.suffix.lower()
     ffprobe = shutil.which("ffprobe")
@@ -118,7 +118,7 @@ def _inspect_with_ffprobe(path: str | PathLike[str], file: Path, *, libsndfile_r
             raise audio_error(
                 path, UNSUPPORTED_FORMAT, "AAC/M4A needs ffmpeg and ffprobe, which are not installed here"
             )
-        raise _unreadable(path, suffix, f"libsndfile: {libsndfile_reason}; ffmpeg is not installed")
+        raise _unreadable(path, suffix, "libsndfile does not recognise it and ffmpeg is not installed")
     command = [
         ffprobe,
         "-v",
@@ -139,14 +139,14 @@ def _inspect_with_ffprobe(path: str | PathLike[str], file: Path, *, libsndfile_r
         raise audio_error(
             path, CORRUPT_AUDIO, f"ffprobe gave no answer in {_FFPROBE_TIMEOUT_S:.0f} s"
         ) from exc
-    ffprobe_reason = _last_line(proc.stderr) or f"exit status {proc.returncode}"
+    ffprobe_reason = _last_line(proc.stderr).removeprefix(f"{file}: ") or f"exit status {proc.returncode}"
     try:
         report = json.loads(proc.stdout or "{}")
     except json.JSONDecodeError:
         report = {}
     streams = report.get("streams") or []
     if proc.returncode != 0 or "format" not in report:
-        raise _unreadable(path, suffix, f"libsndfile: {libsndfile_reason}; ffprobe: {ffprobe_reason}")
+        raise _unreadable(path, suffix, f"ffprobe: {ffprobe_reason}")
     if not streams:
         raise audio_error(path, UNSUPPORTED_FORMAT, "the file has no audio stream")
     stream = streams[0]
@@ -166,7 +166,9 @@ def _unreadable(path: str | PathLike[str], suffix: str, detail: str) -> AudioErr
         return audio_error(
             path, CORRUPT_AUDIO, f"named {suffix} but its content cannot be read as audio ({detail})"
         )
-    return audio_error(path, UNSUPPORTED_FORMAT, f"not an audio format Choreo reads ({_SUPPORTED}); {detail}")
+    return audio_error(
+        path, UNSUPPORTED_FORMAT, f"not an audio format Choreo reads ({detail}); it reads {_SUPPORTED}"
+    )
 
 
 def _looks_like_mp4(file: Path) -> bool:

@@ -57,16 +57,25 @@ def test_empty_file(tmp_path: Path) -> None:
     assert "empty" in str(_refused(path, "corrupt_audio"))
 
 
-def test_text_file_named_mp3(tmp_path: Path) -> None:
+@pytest.fixture(params=["with ffmpeg", "libsndfile only"])
+def decoders(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with ffmpeg on the PATH (where installed) and without it."""
+    if request.param == "libsndfile only":
+        monkeypatch.setenv("PATH", "/nonexistent")
+    return str(request.param)
+
+
+def test_text_file_named_mp3(tmp_path: Path, decoders: str) -> None:
     path = tmp_path / "notes.mp3"
     path.write_text("these are my lyrics, not a song\n" * 20)
     assert "cannot be read as audio" in str(_refused(path, "corrupt_audio"))
 
 
-def test_unknown_format(tmp_path: Path) -> None:
+def test_unknown_format(tmp_path: Path, decoders: str) -> None:
     path = tmp_path / "song.xyz"
     path.write_bytes(b"\x00\x01" * 4000)
-    assert "not an audio format" in str(_refused(path, "unsupported_format"))
+    error = _refused(path, "unsupported_format")
+    assert "not an audio format" in str(error) and "MP3" in str(error)
 
 
 def test_corrupt_ogg(tmp_path: Path, demo_song: Path) -> None:
