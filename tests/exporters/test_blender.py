@@ -28,7 +28,7 @@ from scipy.spatial import cKDTree
 
 from choreo.motion.kinematics import global_rotations, joint_positions
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_quat, quat_slerp, quat_to_aa
+from choreo.motion.rotations import aa_to_mat, aa_to_quat, mat_to_aa, quat_slerp, quat_to_aa
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.bvh import write_bvh
 from exporters.fbx import write_fbx
@@ -104,8 +104,9 @@ def to_blender(points_y_up: np.ndarray) -> np.ndarray:
 
 def dance_motion(rng: np.random.Generator, n_frames: int, fps: float) -> Motion:
     """A smooth, wide-ranging synthetic dance: every joint swings up to about 1.2 rad,
-    the root turns more than a full circle and travels, so that sign flips,
-    large angles and root motion are all exercised."""
+    the root turns more than a full circle and travels. Rotations are stored as a model's
+    output is, with angles in [0, pi], so the root's axis-angle jumps where its turn
+    passes half a circle: quaternion sign flips and Euler branch changes are exercised."""
     t = np.arange(n_frames) / fps
     freqs = rng.uniform(0.2, 1.5, size=(3, 24, 3))
     phases = rng.uniform(0, 2 * np.pi, size=(3, 24, 3))
@@ -118,7 +119,7 @@ def dance_motion(rng: np.random.Generator, n_frames: int, fps: float) -> Motion:
     root = np.stack(
         [0.5 * np.sin(0.3 * t), REST_PELVIS_HEIGHT_M + 0.05 * np.sin(4 * t), 0.4 * np.cos(0.2 * t)], 1
     )
-    return Motion(fps=fps, root_translation=root, rotations=rotations)
+    return Motion(fps=fps, root_translation=root, rotations=mat_to_aa(aa_to_mat(rotations)))
 
 
 def sampled_frames(rng: np.random.Generator, n_frames: int, count: int = 10) -> np.ndarray:
