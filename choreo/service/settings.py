@@ -44,7 +44,6 @@ class ServiceSettings(BaseSettings):
     presign_expiry_s: int = Field(default=3600, gt=0, le=7 * 24 * 3600, description="Life of presigned URLs.")
     rate_limit_per_minute: int = Field(default=600, gt=0, description="Requests per key per minute.")
     max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
-    page_size_max: int = Field(default=200, gt=0)
 
     intensity_low_below_m_per_s: float = Field(
         default=0.5, gt=0, description="Mean joint speed under which a routine is low intensity."
@@ -64,7 +63,6 @@ class ServiceSettings(BaseSettings):
         default=0, ge=0, description="Broker re-delivery delay; 0 derives twice job_timeout_s."
     )
     task_max_retries: int = Field(default=5, ge=0, description="Retries of a task on transient errors.")
-    gpu_concurrency: int = Field(default=4, ge=1, description="Generation tasks one GPU worker runs at once.")
 
     @model_validator(mode="after")
     def _derive_and_refuse(self) -> ServiceSettings:
