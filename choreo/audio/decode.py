@@ -84,7 +84,8 @@ def _resample_into_buffer(
     rate_in = source.sample_rate_hz
     limit_in = None if max_duration_s is None else int((max_duration_s + _DURATION_SLACK_S) * rate_in)
     resampler = None if rate_in == sr else soxr.ResampleStream(rate_in, sr, 1, dtype="float32", quality="HQ")
-    buffer = np.empty(int(np.ceil(source.duration_s * sr)) + sr, dtype=np.float32)
+    expected_s = source.duration_s if limit_in is None else min(source.duration_s, limit_in / rate_in)
+    buffer = np.empty(int(np.ceil(expected_s * sr)) + sr, dtype=np.float32)  # grows if the header is short
     filled = 0
     frames_in = 0
     try:
