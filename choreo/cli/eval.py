@@ -20,6 +20,7 @@ from choreo.motion import Motion, joint_positions
 from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_engine, prepare_song
 from choreo.postprocess.ground import align_floor
 from choreo.styles import AUTO, STYLES
+from engines.base import Engine
 
 __all__ = ["EVAL_FPS", "register"]
 
@@ -63,50 +64,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.seeds < 1:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
-        base = RenderOptions(fps=args.fps, style=args.style)
+        RenderOptions(fps=args.fps, style=args.style)  # rejects a bad style before any work
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
-        # The same clips at the other rate, for beat alignment there (the file holds 30 and 60 fps).
-        reference_other = {
-            fps: _load_if_held(args.reference, fps) for fps in EVAL_FPS if fps != args.fps and args.reference
-        }
         engine = load_engine()
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
 
-    features_cache: dict[Path, MusicFeatures] = {}
-    rows: list[EvalRow] = []
+    cache: dict[Path, MusicFeatures] = {}
     failures: list[dict[str, str]] = []
-    for song in tqdm(args.songs, desc="scoring", unit="song", file=sys.stderr):
-        try:
-            features = _features(song, base, features_cache)
-            for seed in range(args.seeds):
-                options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
-                raw = generate_motion(engine, features, options)
-                scores = score_motion(finish_motion(raw, features, options), features.beat_times)
-                by_fps = {args.fps: scores.beat_align}
-                for fps in EVAL_FPS:
-                    if fps != args.fps:
-                        other = finish_motion(
-                            raw, features, RenderOptions(fps=fps, seed=seed, style=args.style)
-                        )
-                        by_fps[fps] = _beat_align(other, features.beat_times)
-                rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
-        except ChoreoError as exc:
-            failures.append({"song": str(song), "error": str(exc), "code": exc.code})
-            tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
-
-    reference_rows = []
-    for i, dance in enumerate(reference):
-        try:
-            others = [dances[i] for dances in reference_other.values() if len(dances) == len(reference)]
-            reference_rows.append(_score_reference(dance, others, base, args, features_cache))
-        except ChoreoError as exc:
-            failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})
-            print(f"reference clip {dance.clip} not scored: {exc}", file=sys.stderr)
-
+    rows = _score_songs(args, engine, cache, failures)
+    reference_rows = _score_reference_clips(args, reference, cache, failures)
     diversity = diversity_report(rows, reference_rows)
     summary = goal_report(rows, reference_rows)
+
     print(format_table(rows, f"generated dances at {args.fps} fps (model {engine.spec.version})"))
     if reference_rows:
         print()
@@ -114,7 +85,6 @@ def run(args: argparse.Namespace) -> int:
     print()
     print("diversity: " + ", ".join(f"{k} {v}" for k, v in diversity.items()))
     print("goals met: " + ", ".join(f"{k} {v}" for k, v in summary["met"].items()))
-
     if args.json:
         report = {
             "fps": args.fps,
@@ -131,6 +101,52 @@ def run(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 1 if failures else 0
+
+
+def _score_songs(
+    args: argparse.Namespace, engine: Engine, cache: dict[Path, MusicFeatures], failures: list[dict[str, str]]
+) -> list[EvalRow]:
+    """Render and score every song with every seed; beat alignment also at the other rate."""
+    rows = []
+    for song in tqdm(args.songs, desc="scoring", unit="song", file=sys.stderr):
+        try:
+            features = _features(song, RenderOptions(fps=args.fps, style=args.style), cache)
+            for seed in range(args.seeds):
+                options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
+                raw = generate_motion(engine, features, options)
+                scores = score_motion(finish_motion(raw, features, options), features.beat_times)
+                by_fps = {args.fps: scores.beat_align}
+                for fps in EVAL_FPS:
+                    if fps != args.fps:
+                        other = RenderOptions(fps=fps, seed=seed, style=args.style)
+                        by_fps[fps] = _beat_align(finish_motion(raw, features, other), features.beat_times)
+                rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
+        except ChoreoError as exc:
+            failures.append({"song": str(song), "error": str(exc), "code": exc.code})
+            tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
+    return rows
+
+
+def _score_reference_clips(
+    args: argparse.Namespace,
+    reference: list[ReferenceDance],
+    cache: dict[Path, MusicFeatures],
+    failures: list[dict[str, str]],
+) -> list[EvalRow]:
+    """Score every retimed clip; beat alignment also at the other rate where the file holds it."""
+    other_rates = (
+        [_load_if_held(args.reference, fps) for fps in EVAL_FPS if fps != args.fps] if reference else []
+    )
+    options = RenderOptions(fps=args.fps, style=args.style)
+    rows = []
+    for i, dance in enumerate(reference):
+        try:
+            others = [clips[i] for clips in other_rates if len(clips) == len(reference)]
+            rows.append(_score_reference(dance, others, options, args, cache))
+        except ChoreoError as exc:
+            failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})
+            print(f"reference clip {dance.clip} not scored: {exc}", file=sys.stderr)
+    return rows
 
 
 def _features(song: Path, options: RenderOptions, cache: dict[Path, MusicFeatures]) -> MusicFeatures:
