@@ -40,6 +40,10 @@ __all__ = ["TrainConfig", "train"]
 class TrainConfig:
     """Everything that decides a training run; saved with the weights.
 
+    ``prior_prob``: share of windows whose latent is drawn from the prior instead of
+    the posterior, so that the decoder must also dance from music and style alone
+    (as it does at generation time) rather than read everything from the latent.
+    ``init_from``: a checkpoint whose network (and posterior) weights start the run.
     ``compile_step``: on a GPU, compile the one-frame step with ``torch.compile``
     (falls back to eager execution if compiling fails).
     ``time_budget_s``: if set, the number of steps is fitted to this budget after
@@ -61,6 +65,7 @@ class TrainConfig:
     seq_start_prob: float = 0.2
     free_run_prob: float = 0.25
     kl_weight: float = 0.01
+    prior_prob: float = 0.0
     free_bits: float = 0.02
     w_feat: float = 1.0
     w_pos: float = 4.0
@@ -76,6 +81,7 @@ class TrainConfig:
     time_budget_s: float | None = None
     device: str = "auto"
     compile_step: bool = True
+    init_from: str | None = None
     model: ModelConfig = field(default_factory=ModelConfig)
 
     @classmethod
@@ -264,6 +270,9 @@ class _Run:
             self.normalise(b["feats"]), (b["music"] - self.net.music_mean) / self.net.music_std
         )
         latent = mean + torch.exp(0.5 * logvar) * torch.randn_like(mean)
+        if cfg.prior_prob > 0:
+            from_prior = torch.rand(latent.shape[0], 1, 1, device=latent.device) < cfg.prior_prob
+            latent = torch.where(from_prior, torch.randn_like(latent), latent)
         z, root, gt_z = self.rollout(b, use, latent, cfg.teacher_noise)
         parts = self.losses(b, z, root, gt_z)
         kl = 0.5 * (mean**2 + logvar.exp() - 1 - logvar)
@@ -313,18 +322,29 @@ class _Run:
 
     @torch.no_grad()
     def long_rollout(self, val: _Split, gen: torch.Generator) -> dict[str, float]:
-        """Generate ``eval_rollout_frames`` from a zero state on looped validation music, two seeds.
+        """Generate ``eval_rollout_frames`` from a zero state on looped validation music.
 
-        Reports the joint speed of the last tenth over the first tenth
-        (``freeze``), the largest root distance from the centre and the mean
-        distance between the two seeds' joint positions (``seed_spread_m``).
+        Four dances: a base one, another seed, another style, other music (the
+        same music shifted by half its length). Reports the joint speed of the
+        last tenth over the first tenth (``freeze``), the largest root distance
+        from the centre, and the mean distance between the base dance's
+        root-relative joint positions and each variant's (``seed_spread_m``,
+        ``style_spread_m``, ``music_spread_m``): how much each input matters.
         """
         frames = self.cfg.eval_rollout_frames
-        idx = torch.arange(frames, device=val.device) % val.music.shape[0]
-        music = val.music[idx][None].expand(2, -1, -1)
-        style = torch.nn.functional.one_hot(val.style[idx], 4).float()[None].expand(2, -1, -1)
-        latent = torch.randn(2, frames, self.cfg.model.latent_dim, generator=gen).to(val.device)
-        state = self.net.initial_state(2, self.device)
+        n_music = val.music.shape[0]
+        idx = torch.arange(frames, device=val.device) % n_music
+        shifted = (idx + n_music // 2) % n_music
+        music = torch.stack([val.music[idx], val.music[idx], val.music[idx], val.music[shifted]])
+        style_idx = val.style[idx]
+        other_style = (style_idx + 2) % 4
+        style = torch.nn.functional.one_hot(
+            torch.stack([style_idx, style_idx, other_style, style_idx]), 4
+        ).float()
+        base_latent = torch.randn(1, frames, self.cfg.model.latent_dim, generator=gen)
+        other_latent = torch.randn(1, frames, self.cfg.model.latent_dim, generator=gen)
+        latent = torch.cat([base_latent, other_latent, base_latent, base_latent]).to(val.device)
+        state = self.net.initial_state(4, self.device)
         zs, roots = [], []
         for s in range(0, frames, 128):
             z, root, state = self.net(
@@ -337,12 +357,18 @@ class _Run:
         speed = (joints[:, 1:] - joints[:, :-1]).norm(dim=-1).mean(dim=(0, 2)) * self.cfg.model.native_fps
         tenth = max(1, frames // 10)
         rel = joints - joints[..., :1, :]
+
+        def spread(k: int) -> float:
+            return float((rel[0] - rel[k]).norm(dim=-1).mean())
+
         return {
             "rollout_speed_first": float(speed[:tenth].mean()),
             "rollout_speed_last": float(speed[-tenth:].mean()),
             "rollout_freeze": float(speed[-tenth:].mean() / speed[:tenth].mean().clamp_min(1e-6)),
             "rollout_root_max_m": float(root.abs().max()),
-            "seed_spread_m": float((rel[0] - rel[1]).norm(dim=-1).mean()),
+            "seed_spread_m": spread(1),
+            "style_spread_m": spread(2),
+            "music_spread_m": spread(3),
         }
 
 
@@ -422,6 +448,11 @@ def train(
     else:
         stats = normalisation_stats(train_set)
     run = _Run(cfg, stats, device)
+    if state is None and cfg.init_from:
+        init = torch.load(cfg.init_from, map_location=device, weights_only=False)
+        run.net.load_state_dict(init["net"])
+        if "posterior" in init:
+            run.posterior.load_state_dict(init["posterior"])
     tr = _Split(train_set, stats, cfg.window, device)
     va = _Split(val_set, stats, min(cfg.window, int(val_set.lengths.max())), device)
     gen = torch.Generator().manual_seed(cfg.seed)
