@@ -10,6 +10,7 @@ the torch backends on a GPU machine::
 Backends: ``onnxruntime`` (CPU, fp32), ``torch-eager`` (torch on CUDA, fp32, no
 CUDA graphs: the baseline), ``torch-cuda`` (fp16 loop bodies, CUDA graphs per
 shape bucket), ``torch-cuda-fp32`` (the same in fp32, to separate the two gains),
+``torch-cuda-compiled`` (torch-cuda with each Scan body fused by ``torch.compile``),
 ``tensorrt`` (where installed; precision from ``--precision``).
 Inputs are random conditioning of the model's widths: speed does not depend
 on the values.
@@ -58,11 +59,14 @@ def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:
         from engines.torch_engine import TorchEngine
 
         return TorchEngine(model, device="cuda:0", dtype="fp32", cuda_graphs=False)
-    if backend in ("torch-cuda", "torch-cuda-fp32"):
+    if backend in ("torch-cuda", "torch-cuda-fp32", "torch-cuda-compiled"):
         from engines.torch_engine import TorchEngine
 
         dtype = "fp32" if backend.endswith("fp32") else "fp16"
-        return TorchEngine(model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256)
+        compiled = backend.endswith("compiled")
+        return TorchEngine(
+            model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256, compile_bodies=compiled
+        )
     if backend == "tensorrt":
         from engines.settings import EngineSettings
         from engines.tensorrt_engine import TensorRTEngine

@@ -97,6 +97,9 @@ class EngineSettings(BaseSettings):
     device: int = Field(default=0, ge=0, description="CUDA device ordinal.")
     torch_dtype: Literal["fp16", "fp32"] = Field(default="fp16", description="torch-cuda compute precision.")
     cuda_graphs: bool = Field(default=True, description="torch-cuda: replay CUDA graphs per shape bucket.")
+    torch_compile: bool = Field(
+        default=False, description="torch-cuda: fuse each Scan body with torch.compile (slower first load)."
+    )
     max_batch: int = Field(default=64, ge=1, le=1024, description="Songs per engine call in the batcher.")
     ort_threads: int | None = Field(
         default=None, ge=1, description="ONNX Runtime threads; None means CHOREO_ENGINE_THREADS."

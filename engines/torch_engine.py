@@ -65,6 +65,8 @@ class TorchEngine:
     dtype : ``"fp16"`` or ``"fp32"``, the precision of the per-frame recurrent work
     cuda_graphs : capture and replay a CUDA graph per (batch bucket, chunk length)
     max_batch : largest batch expected; larger ones still run (in a larger bucket)
+    compile_bodies : fuse each ``Scan`` body with ``torch.compile`` (one compile per model,
+        dynamic batch), then call it once per frame; fewer kernel launches per frame
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class TorchEngine:
         dtype: str = "fp16",
         cuda_graphs: bool = True,
         max_batch: int = 256,
+        compile_bodies: bool = False,
     ) -> None:
         import onnx
         import torch
@@ -90,6 +93,11 @@ class TorchEngine:
         self.dtype = torch.float16 if dtype == "fp16" else torch.float32
         self.cuda_graphs = bool(cuda_graphs and self.device.type == "cuda")
         self.max_batch = max_batch
+        self.compile_bodies = compile_bodies
+        if compile_bodies:
+            # A state width equal to the batch must not pin the batch size in the compiled body.
+            torch.fx.experimental._config.use_duck_shape = False
+        self._compiled: dict[str, Any] = {}
         self.name = "torch-cuda" if self.cuda_graphs else f"torch-eager-{self.device.type}"
         self._model = onnx.load(str(model_path))
         meta = {p.key: p.value for p in self._model.metadata_props}
@@ -136,7 +144,13 @@ class TorchEngine:
         torch = self._torch
         feeds = self._feeds_like(batch, frames)
         program = trace_program(
-            self._model, feeds, device=self.device, inner_dtype=self.dtype, outputs=self._outputs
+            self._model,
+            feeds,
+            device=self.device,
+            inner_dtype=self.dtype,
+            outputs=self._outputs,
+            compile_bodies=self.compile_bodies,
+            compiled=self._compiled,
         )
         graph = None
         if self.cuda_graphs:

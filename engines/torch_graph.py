@@ -63,8 +63,22 @@ def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
+def _flat(t: Any) -> list[Any]:
+    """A constant argument flattened to Python numbers (plain Python, so torch.compile traces it)."""
+    if isinstance(t, list | tuple):
+        return [v for item in t for v in _flat(item)]
+    if isinstance(t, int | float | bool):
+        return [t]
+    return _flat(t.tolist())  # a CPU tensor, in the shape computations done while tracing
+
+
 def _ints(t: Any) -> list[int]:
-    return [int(v) for v in np.asarray(t.cpu()).reshape(-1)]
+    """A shape, axes or index argument as Python ints (from a list, a scalar or a CPU tensor)."""
+    return [int(v) for v in _flat(t)]
+
+
+def _floats(t: Any) -> list[float]:
+    return [float(v) for v in _flat(t)]
 
 
 @dataclass
@@ -119,7 +133,7 @@ class FlatProgram:
             if len(step.outs) == 1:
                 slots[step.outs[0]] = result
             else:
-                for slot, value in zip(step.outs, result, strict=True):
+                for slot, value in zip(step.outs, result):  # noqa: B905 (traced by torch.compile)
                     slots[slot] = value
             for slot in step.free:
                 slots[slot] = None
@@ -127,15 +141,25 @@ class FlatProgram:
 
 
 class _Tracer:
-    def __init__(self, device: Any, inner_dtype: Any) -> None:
+    def __init__(
+        self,
+        device: Any,
+        inner_dtype: Any,
+        *,
+        compile_bodies: bool = False,
+        uploads: dict[tuple[str, Any], Any] | None = None,
+        compiled: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
         import torch
 
         self.torch = torch
         self.device = device
         self.inner_dtype = inner_dtype
+        self.compile_bodies = compile_bodies
         self.steps: list[_Step] = []
         self.n_slots = 0
-        self.uploads: dict[tuple[str, Any], Any] = {}
+        self.uploads: dict[tuple[str, Any], Any] = uploads if uploads is not None else {}
+        self.compiled: dict[str, Callable[..., Any]] = compiled if compiled is not None else {}
         self.casts: dict[tuple[int, Any], _Val] = {}
 
     def new_slot(self) -> int:
@@ -212,11 +236,15 @@ class _Tracer:
             if v is None:
                 args.append(("const", None))
                 values.append(None)
-            elif i in fixed or (op == "Gather" and i == 1 and v.slot is None):
+            elif i in fixed:
                 if v.slot is not None:
                     raise EngineError(f"{op} node {node.name!r} needs input {i} known before the run")
-                args.append(("const", v.t))
-                values.append(v.t)
+                # Python values: nothing in the program touches the host at run time.
+                args.append(("const", v.t.tolist()))
+                values.append(v.t.tolist())
+            elif op == "Gather" and i == 1 and v.slot is None and v.t.dim() == 0:
+                args.append(("const", int(v.t)))
+                values.append(int(v.t))
             else:
                 arg, t = self.as_device(v, float_dtype)
                 args.append(arg)
@@ -275,6 +303,8 @@ class _Tracer:
         frames = int(xs[0].t.shape[in_axes[0]])
         scans: list[list[_Val]] = [[] for _ in range(n_scan_out)]
         body_scope = f"{scope}{node.name or id(node)}/"
+        if self.compile_bodies:
+            return self.scan_compiled(body, states, xs, in_axes, out_axes, env, body_scope)
         for t in range(frames):
             benv = self._body_env(env)
             for inp, v in zip(body.input[:n_state], states, strict=True):
@@ -287,6 +317,96 @@ class _Tracer:
             for j, v in enumerate(outs[n_state:]):
                 scans[j].append(v)
         return states + [self.stack(s, axis) for s, axis in zip(scans, out_axes, strict=True)]
+
+    def to_inner(self, v: _Val) -> _Val:
+        """A dynamic float value in the loop-body dtype (a recorded cast when needed)."""
+        if v.slot is None or not v.t.is_floating_point() or v.t.dtype == self.inner_dtype:
+            return v
+        arg, t = self.as_device(v, self.inner_dtype)
+        return _Val(t, arg[1])
+
+    def scan_compiled(
+        self,
+        body: onnx.GraphProto,
+        states: list[_Val],
+        xs: list[_Val],
+        in_axes: list[int],
+        out_axes: list[int],
+        env: dict[str, _Val],
+        body_scope: str,
+    ) -> list[_Val]:
+        """Trace the Scan body once as its own program, compile it, and call it once per frame.
+
+        torch.compile fuses the body's elementwise work (gates, cell update, the
+        root clamp) into a few kernels, so a frame costs a handful of launches
+        instead of dozens; the body depends on no iteration counter, so one
+        compiled function serves every frame.
+        """
+        torch = self.torch
+        n_state = len(states)
+        states = [self.to_inner(v) for v in states]
+        local = {i.name for i in body.initializer} | {i.name for i in body.input}
+        produced = {o for n in body.node for o in n.output}
+        outer_dynamic = sorted(
+            {
+                name
+                for n in body.node
+                for name in n.input
+                if name and name not in local and name not in produced and env[name].slot is not None
+            }
+        )
+        example = [*states, *(self.frame(x, a, 0) for x, a in zip(xs, in_axes, strict=True))]
+        example += [self.to_inner(env[name]) for name in outer_dynamic]
+        names = [i.name for i in body.input] + outer_dynamic
+        # A body that reads shapes bakes the batch size into its program: one per batch then.
+        reads_shapes = any(n.op_type in ("Shape", "Size") for n in body.node)
+        key = body_scope + (str([tuple(v.t.shape) for v in example]) if reads_shapes else "")
+        if key not in self.compiled:
+            sub = _Tracer(self.device, self.inner_dtype, uploads=self.uploads)
+            sub_env = {k: v for k, v in env.items() if v.slot is None}
+            inputs = {}
+            for name, v in zip(names, example, strict=True):
+                slot = sub.new_slot()
+                sub_env[name] = _Val(v.t, slot)
+                inputs[name] = slot
+            sub.trace(body, sub_env, self.inner_dtype, body_scope)
+            outs = {}
+            for o in body.output:
+                v = sub_env[o.name]
+                if v.slot is None:
+                    arg, t = sub.as_device(v, self.inner_dtype)
+                    v = _Val(t)
+                outs[o.name] = v
+            program = FlatProgram(sub.steps, inputs, outs, sub.n_slots)
+            out_names = [o.name for o in body.output]
+
+            def body_fn(*args: Any) -> tuple[Any, ...]:
+                result = program(dict(zip(names, args)))  # noqa: B905 (traced by torch.compile)
+                return tuple(result[n] for n in out_names)
+
+            self.compiled[key] = torch.compile(body_fn, dynamic=True, fullgraph=True)
+        fn = self.compiled[key]
+        scans: list[list[_Val]] = [[] for _ in range(len(body.output) - n_state)]
+        extra = example[len(names) - len(outer_dynamic) :]
+        for t in range(int(xs[0].t.shape[in_axes[0]])):
+            args = [*states, *(self.frame(x, a, t) for x, a in zip(xs, in_axes, strict=True)), *extra]
+            outs = self.record(fn, [("slot", v.slot) for v in args], [v.t for v in args])
+            states = outs[:n_state]
+            for j, v in enumerate(outs[n_state:]):
+                scans[j].append(v)
+        return states + [self.stack(s, axis) for s, axis in zip(scans, out_axes, strict=True)]
+
+    def frame(self, x: _Val, axis: int, index: int) -> _Val:
+        """One frame of a scanned input as a fresh contiguous tensor.
+
+        A view would carry the frame's offset and the chunk length in its
+        strides, and the compiled body would be recompiled for each of them.
+        """
+        if x.slot is None:
+            return _Val(x.t.select(axis, index).contiguous())
+        fn = lambda v, a=axis, i=index: v.select(a, i).clone(memory_format=self.torch.contiguous_format)  # noqa: E731
+        (out,) = self.record(fn, [("slot", x.slot)], [x.t])
+        return out
 
     def select(self, x: _Val, axis: int, index: int) -> _Val:
         if x.slot is None:
@@ -311,6 +431,8 @@ def trace_program(
     device: Any,
     inner_dtype: Any,
     outputs: list[str] | None = None,
+    compile_bodies: bool = False,
+    compiled: dict[str, Callable[..., Any]] | None = None,
 ) -> FlatProgram:
     """Trace ``model`` for the shapes of ``feeds`` (device tensors) into a :class:`FlatProgram`.
 
@@ -321,10 +443,12 @@ def trace_program(
     device : torch device the program runs on
     inner_dtype : torch dtype of the operations inside ``Loop`` / ``Scan`` bodies
     outputs : graph outputs to return (default: all), always in float32
+    compile_bodies : run each ``Scan`` body as one ``torch.compile`` function per frame
+    compiled : cache of compiled bodies shared between traces of one model (all shapes)
     """
     import torch
 
-    tracer = _Tracer(device, inner_dtype)
+    tracer = _Tracer(device, inner_dtype, compile_bodies=compile_bodies, compiled=compiled)
     env: dict[str, _Val] = {}
     inputs: dict[str, int] = {}
     for inp in model.graph.input:
@@ -544,10 +668,10 @@ def _gather(attrs: dict[str, Any], dtype: Any) -> Callable[..., Any]:
 
     def gather(x: Any, idx: Any) -> Any:
         ax = axis % x.dim()
-        if idx.dim() == 0:
+        if isinstance(idx, int) or idx.dim() == 0:
             i = int(idx)
             return x.select(ax, i + x.shape[ax] if i < 0 else i)
-        flat = idx.reshape(-1).to(x.device)
+        flat = idx.reshape(-1)
         flat = torch.where(flat < 0, flat + x.shape[ax], flat)
         out = torch.index_select(x, ax, flat)
         return out.reshape(*x.shape[:ax], *idx.shape, *x.shape[ax + 1 :])
@@ -633,12 +757,12 @@ def _onehot(attrs: dict[str, Any], dtype: Any) -> Callable[..., Any]:
 
     def onehot(idx: Any, depth: Any, values: Any) -> Any:
         n = _ints(depth)[0]
-        off, on = (float(v) for v in np.asarray(values.cpu()).reshape(-1))
-        hot = torch.nn.functional.one_hot(torch.remainder(idx, n), n)
+        off, on = _floats(values)
+        classes = torch.arange(n, device=idx.device)
+        hot = torch.remainder(idx, n).unsqueeze(-1) == classes  # no host sync, unlike F.one_hot
         if axis not in (-1, idx.dim()):
             hot = hot.movedim(-1, axis)
-        out_dtype = dtype if values.is_floating_point() else values.dtype
-        return hot.to(out_dtype) * (on - off) + off
+        return hot.to(dtype) * (on - off) + off
 
     return onehot
 
