@@ -82,7 +82,7 @@ def track_beats(onset_envelope: np.ndarray, *, fps: float) -> tuple[np.ndarray, 
     beats = _trim_weak_ends(np.asarray(path[::-1], dtype=np.int64), local)
     if beats.size == 0 or np.median(maximum_filter1d(envelope, size=3)[beats]) < MIN_BEAT_ONSET_DB:
         return np.zeros(0, dtype=np.int64), 0.0
-    return beats, (60.0 * fps / period if beats.size else 0.0)
+    return beats, 60.0 * fps / period
 
 
 def estimate_period_frames(onset_envelope: np.ndarray, *, fps: float) -> float:
