@@ -4,8 +4,9 @@ The lowest point under the feet (each foot point's joint height minus its sole
 clearance, see :func:`~choreo.postprocess.contacts.sole_clearance_m`) is put
 on the floor, y = 0, in every frame where a foot is in contact, and never
 below it. Between contacts (jumps, kicks) the correction is interpolated, so
-the flight keeps its own shape. Only the root translation changes: the pose,
-and so every joint limit, is left as it is.
+the flight keeps its own shape. No other joint centre goes below the floor
+either (hands and head in floor work). Only the root translation changes: the
+pose, and so every joint limit, is left as it is.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
+from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.postprocess.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     TOE_CONTACT_HEIGHT_M,
     UP_AXIS,
+    foot_point_indices,
     foot_positions,
     point_contacts,
     sole_clearance_m,
@@ -85,7 +88,7 @@ def ground_feet(
         height (so a motion that is sunk or floats as a whole moves as a whole);
         contact frames then have their lowest sole exactly at 0, the other
         frames interpolate the correction of the neighbouring contacts, raised
-        where needed so no sole is ever below 0.
+        where needed so no sole, and no other joint centre, is ever below 0.
 
     Raises
     ------
@@ -116,5 +119,8 @@ def ground_feet(
     else:
         shift = np.full(motion.n_frames, -lowest.min())
     shift = np.maximum(shift, -lowest)
+    others = np.setdiff1d(np.arange(motion.skeleton.n_joints), foot_point_indices(motion.skeleton))
+    body_lowest = joint_positions(motion)[:, others, UP_AXIS].min(axis=1)
+    shift = np.maximum(shift, -body_lowest)
     root[:, UP_AXIS] += shift
     return motion.replace(root_translation=root, rotations=motion.rotations.copy())

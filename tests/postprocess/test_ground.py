@@ -75,3 +75,14 @@ def test_foot_positions_match_full_forward_kinematics(rng: np.random.Generator) 
     motion = Motion(30.0, rng.normal(size=(20, 3)), rng.normal(scale=0.6, size=(20, 24, 3)))
     full = joint_positions(motion)[:, foot_point_indices(SMPL)]
     np.testing.assert_allclose(foot_positions(motion), full, atol=1e-12)
+
+
+def test_no_joint_goes_below_the_floor_upside_down(standing: Callable[..., Motion]) -> None:
+    # A headstand: the root turned upside down, feet in the air, the head lowest.
+    motion = standing(30)
+    rotations = motion.rotations.copy()
+    rotations[:, 0] = [np.pi, 0.0, 0.0]
+    grounded = ground_feet(motion.replace(rotations=rotations))
+    heights = joint_positions(grounded)[..., 1]
+    np.testing.assert_allclose(heights.min(axis=1), 0.0, atol=1e-9)
+    assert np.argmin(heights[0]) == SMPL.index("head")
