@@ -317,37 +317,57 @@ def main() -> int:
     chunks = [int(c) for c in args.chunks.split(",")]
     for backend in args.backends.split(","):
         print(f"{backend} on {label}")
-        rss_before = _rss_mib()
-        t0 = time.perf_counter()
-        engine = _load(backend, args.model, args)
-        entry: dict[str, Any] = {
-            "backend": backend,
-            "machine": machine,
-            "model_version": engine.spec.version,
-            "model_trained": engine.spec.trained,
-            "load_s": time.perf_counter() - t0,
-        }
-        if args.reference is not None:
-            entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference)
-        entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
-        entry["gpu_after_speed"] = _gpu_mib()
-        songs_in_flight = 64
-        entry["batcher"] = bench_batcher(engine, songs_in_flight, args.batcher_chunks, 128)
-        print(f"  batcher efficiency at {songs_in_flight} songs: {entry['batcher']['efficiency']:.3f}")
-        if backend.startswith("torch"):
-            entry["memory_256_songs"] = bench_memory_256(engine, 128)
-            print(f"  256 songs in flight: peak {entry['memory_256_songs']['peak_allocated_mib']:.0f} MiB")
-        entry["cpu_rss_mib"] = _rss_mib()
-        entry["cpu_rss_growth_mib"] = entry["cpu_rss_mib"] - rss_before
-        results["runs"][f"{backend}@{label}"] = entry
-        del engine
+        try:
+            results["runs"][f"{backend}@{label}"] = bench_backend(backend, args, machine, batches, chunks)
+        except Exception as exc:  # record and go on: one backend failing must not lose the others
+            results["runs"][f"{backend}@{label}"] = {
+                "backend": backend,
+                "machine": machine,
+                "error": repr(exc),
+            }
+            print(f"  FAILED: {exc!r}")
+        _write(args.out, results)
     if args.ceiling:
         results["cudnn_lstm_ceiling"] = {"machine": machine, **bench_ceiling()}
         print(f"  bare cuDNN LSTM ceiling: {results['cudnn_lstm_ceiling']['frames_per_s']:,.0f} frames/s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    _write(args.out, results)
     print(f"wrote {args.out}")
     return 0
+
+
+def _write(path: Path, results: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2))
+
+
+def bench_backend(
+    backend: str, args: argparse.Namespace, machine: dict[str, Any], batches: list[int], chunks: list[int]
+) -> dict[str, Any]:
+    """Every measurement of one backend."""
+    rss_before = _rss_mib()
+    t0 = time.perf_counter()
+    engine = _load(backend, args.model, args)
+    entry: dict[str, Any] = {
+        "backend": backend,
+        "machine": machine,
+        "model_version": engine.spec.version,
+        "model_trained": engine.spec.trained,
+        "load_s": time.perf_counter() - t0,
+    }
+    if args.reference is not None:
+        entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference)
+    entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
+    entry["gpu_after_speed"] = _gpu_mib()
+    songs_in_flight = 64
+    entry["batcher"] = bench_batcher(engine, songs_in_flight, args.batcher_chunks, 128)
+    print(f"  batcher efficiency at {songs_in_flight} songs: {entry['batcher']['efficiency']:.3f}")
+    if backend.startswith("torch"):
+        entry["memory_256_songs"] = bench_memory_256(engine, 128)
+        print(f"  256 songs in flight: peak {entry['memory_256_songs']['peak_allocated_mib']:.0f} MiB")
+    entry["cpu_rss_mib"] = _rss_mib()
+    entry["cpu_rss_growth_mib"] = entry["cpu_rss_mib"] - rss_before
+    entry["total_s"] = time.perf_counter() - t0
+    return entry
 
 
 if __name__ == "__main__":
