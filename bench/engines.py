@@ -248,18 +248,25 @@ def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_d
             arrays[f"{i}/{name}"] = value
         arrays[f"{i}/poses"] = generate_song(reference, inputs, 128)
         arrays[f"{i}/name"] = np.array(f"{song.path.name} ({song.style}, {song.tempo_bpm:.0f} bpm)")
+    from engines.precision import file_sha256
+
+    arrays["model_sha256"] = np.array(file_sha256(model))
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)
 
 
-def bench_accuracy(engine: Any, reference: Path) -> list[dict[str, Any]]:
+def bench_accuracy(engine: Any, reference: Path, model: Path) -> list[dict[str, Any]]:
     """Whole real songs through the engine against the saved ONNX Runtime fp32 poses."""
     from engines.accuracy import compare_poses
+    from engines.precision import file_sha256
     from engines.selfcheck import generate_song
 
+    if str(np.load(reference)["model_sha256"]) != file_sha256(model):
+        raise SystemExit(f"{reference} was made with another model than {model}: make it again")
     data = np.load(reference)
     rows = []
-    for i in range(len({k.split("/")[0] for k in data.files})):
+    songs = {k.split("/")[0] for k in data.files if "/" in k}
+    for i in range(len(songs)):
         inputs = {name: data[f"{i}/{name}"] for name in ("music", "style", "latent")}
         got = generate_song(engine, inputs, 128)
         rows.append({"song": str(data[f"{i}/name"]), **compare_poses(data[f"{i}/poses"], got).to_dict()})
@@ -355,7 +362,7 @@ def bench_backend(
         "load_s": time.perf_counter() - t0,
     }
     if args.reference is not None:
-        entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference)
+        entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference, args.model)
     entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
     entry["gpu_after_speed"] = _gpu_mib()
     songs_in_flight = 64
