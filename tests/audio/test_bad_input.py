@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from choreo.audio import analyze_song, probe_duration_s, song_sha256
-from choreo.errors import AudioError
+from choreo.errors import AudioError, ParameterError
 from choreo.settings import Settings
 
 from .conftest import ClickWriter
@@ -188,3 +188,9 @@ def test_bad_files_do_not_disturb_good_ones(tmp_path: Path, demo_song: Path) -> 
     copy = tmp_path / "good.ogg"
     shutil.copy(demo_song, copy)
     assert analyze_song(copy, fps=30).beat_times.size > 10
+
+
+@pytest.mark.parametrize("fps", [0, -30, 29.97, "30"])
+def test_bad_fps_is_a_parameter_error(demo_song: Path, fps: object) -> None:
+    with pytest.raises(ParameterError, match="fps"):
+        analyze_song(demo_song, fps=fps)  # type: ignore[arg-type]
