@@ -7,6 +7,8 @@ right status, so a client reads every 4xx and 5xx the same way.
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -17,6 +19,8 @@ from choreo.errors import AudioError, ChoreoError, ParameterError, StorageError
 from choreo.service.storage import ObjectMissing
 
 __all__ = ["ApiError", "install_error_handlers"]
+
+log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -78,3 +82,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RedisError)
     async def _redis_down(_: Request, exc: RedisError) -> JSONResponse:
         return _body(503, "index_unavailable", f"the job index (Redis) is unavailable: {exc}")
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return _body(500, "internal_error", f"internal error ({type(exc).__name__}); it has been logged")

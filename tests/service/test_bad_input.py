@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.service.conftest import MAX_UPLOAD_BYTES, SONGS, ServiceStack, upload, wait_for_batch
+from tests.service.helpers import MAX_UPLOAD_BYTES, SONGS, ServiceStack, upload, wait_for_batch
 
 pytestmark = pytest.mark.service
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.service.conftest import REPO_ROOT
+from tests.service.helpers import REPO_ROOT
 
 SERVICES = {"redis", "minio", "minio-bucket", "api", "cpu-worker", "gpu-worker"}
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +19,7 @@ from matplotlib.image import imread
 
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
-from tests.service.conftest import CALLBACK_SECRET, SONGS, Album, ServiceStack, upload, wait_for_batch
+from tests.service.helpers import CALLBACK_SECRET, SONGS, Album, ServiceStack, upload, wait_for_batch
 
 pytestmark = pytest.mark.service
 
@@ -275,6 +276,36 @@ def test_health_readiness_and_metrics(stack: ServiceStack, album: Album) -> None
     assert 'choreo_job_duration_seconds_count{state="done"}' in text
     assert 'choreo_http_requests_total{method="POST",route="/v1/jobs",status="202"}' in text
     assert client is not None
+
+
+def test_cli_submits_waits_and_downloads_through_the_client(
+    stack: ServiceStack, album: Album, tmp_path: Path
+) -> None:
+    env = stack.env | {"CHOREO_API_URL": stack.api_url, "CHOREO_API_KEY": stack.tokens["content"]}
+
+    def choreo(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "choreo.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    run = choreo("submit", str(SONGS["hungarian"]), "--wait", "-o", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert "already rendered" in run.stdout
+    assert {p.suffix for p in tmp_path.iterdir()} == {".bvh", ".json", ".png"}
+    listed = choreo("jobs", "--state", "done")
+    assert listed.returncode == 0 and _job_for(album, "hungarian")["id"] in listed.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "jobs"],
+        env=env | {"CHOREO_API_KEY": stack.tokens["fitness"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "403" in refused.stderr
 
 
 def test_deleting_a_job_removes_its_files(stack: ServiceStack, album: Album) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.service.conftest import ServiceStack
+from tests.service.helpers import ServiceStack
 
 pytestmark = pytest.mark.service
 

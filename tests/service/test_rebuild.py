@@ -8,7 +8,7 @@ import sys
 import pytest
 import redis
 
-from tests.service.conftest import REDIS_DB, REPO_ROOT, Album, ServiceStack
+from tests.service.helpers import REDIS_DB, REPO_ROOT, Album, ServiceStack
 
 pytestmark = pytest.mark.service
 

@@ -17,7 +17,7 @@ from choreo.audio import MusicFeatures
 from choreo.pipeline import load_engine
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
-from tests.service.conftest import SONGS, ServiceStack
+from tests.service.helpers import SONGS, ServiceStack
 from worker import steps
 
 pytestmark = pytest.mark.service

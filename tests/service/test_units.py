@@ -108,3 +108,17 @@ def test_motion_energy_is_the_mean_joint_speed() -> None:
     walking[:, 0] = np.arange(n) / 30.0 * 1.5  # 1.5 m/s along x, no rotation: every joint moves at 1.5 m/s
     moving = Motion(fps=30, root_translation=walking, rotations=np.zeros((n, 24, 3)))
     assert motion_energy_m_per_s(moving) == pytest.approx(1.5)
+
+
+def test_storage_errors_say_whether_retrying_can_help() -> None:
+    from choreo.errors import StorageError
+    from choreo.service.localstack import free_ports
+    from choreo.service.storage import Storage
+
+    (port,) = free_ports(1)
+    nobody = Storage(
+        ServiceSettings(s3_endpoint_url=f"http://127.0.0.1:{port}", s3_access_key="a", s3_secret_key="b")
+    )
+    with pytest.raises(StorageError) as info:
+        nobody.ping()
+    assert info.value.transient, "an unreachable endpoint is worth retrying"
