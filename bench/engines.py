@@ -362,6 +362,9 @@ def bench_backend(
         "model_trained": engine.spec.trained,
         "load_s": time.perf_counter() - t0,
     }
+    first = _inputs(engine.spec, 1, 128, np.random.default_rng(3))
+    engine.run(first, engine.initial_state(1))
+    entry["cpu_rss_after_load_mib"] = _rss_mib()  # a worker that has loaded the engine and run a chunk
     if args.reference is not None:
         entry["accuracy_vs_ort_fp32"] = bench_accuracy(engine, args.reference, args.model)
     entry["speed"] = bench_speed(engine, batches, chunks, args.budget_s)
