@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_ROOT_CUTOFF_HZ",
     "joint_cutoffs_hz",
     "lowpass_filter",
+    "lowpass_signal",
 ]
 
 DEFAULT_BODY_CUTOFF_HZ = 8.0
@@ -149,6 +150,28 @@ def _continuous_in_time(quats: np.ndarray) -> np.ndarray:
     odd = np.cumsum(changes, axis=0) % 2 == 1
     sign = np.concatenate([np.ones((1, *odd.shape[1:])), np.where(odd, -1.0, 1.0)], axis=0)
     return quats * sign[..., None]
+
+
+def lowpass_signal(signal: np.ndarray, cutoff_hz: float, fps: float, *, order: int = 4) -> np.ndarray:
+    """Zero-phase Butterworth low-pass of any signal along its first (time) axis.
+
+    Parameters
+    ----------
+    signal : np.ndarray [shape=(frames, ...)]
+    cutoff_hz : float > 0; at or above ``fps / 2`` the signal is returned as is
+    fps : float > 0, samples per second
+    order : int >= 1
+
+    Raises
+    ------
+    ParameterError
+        If ``cutoff_hz`` is not positive.
+    """
+    _check_cutoff(cutoff_hz, "cutoff_hz")
+    arr = np.asarray(signal, dtype=np.float64)
+    if arr.shape[0] < 2:
+        return arr.copy()
+    return _zero_phase_lowpass(arr, cutoff_hz, fps, order)
 
 
 def _check_cutoff(cutoff_hz: float, name: str) -> None:

@@ -4,7 +4,10 @@ When a foot point stays on the ground from one frame to the next, it should
 not move. This step finds, for every pair of frames, the contact point that
 moved least horizontally and shifts the root by the opposite of that
 movement, so the most planted foot stays put and the body travels over it.
-Only the horizontal root translation changes; heights and poses do not.
+The correction is smoothed with the same zero-phase low-pass as the root
+(6 Hz by default): switching the anchor between feet otherwise jerks the body
+from frame to frame. Only the horizontal root translation changes; heights
+and poses do not.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from choreo.postprocess.contacts import (
     foot_positions,
     point_contacts,
 )
+from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 
 __all__ = ["PIN_CONTACT_SPEED_M_S", "pin_feet"]
 
@@ -34,6 +38,7 @@ def pin_feet(
     ankle_height_m: float = ANKLE_CONTACT_HEIGHT_M,
     toe_height_m: float = TOE_CONTACT_HEIGHT_M,
     contact_speed_m_s: float = PIN_CONTACT_SPEED_M_S,
+    smooth_cutoff_hz: float | None = DEFAULT_ROOT_CUTOFF_HZ,
 ) -> Motion:
     """Cancel the horizontal slide of the most planted foot point by moving the root.
 
@@ -43,12 +48,14 @@ def pin_feet(
     strength : float in [0, 1], share of the slide that is cancelled
     ankle_height_m, toe_height_m : contact heights of the ankle and toe joints
     contact_speed_m_s : float > 0, faster foot points are not pinned
+    smooth_cutoff_hz : float > 0, zero-phase low-pass cut-off of the correction;
+        ``None`` applies it frame by frame
 
     Returns
     -------
     Motion
         A new motion whose horizontal root path differs by the accumulated
-        corrections; frame 0 is unchanged.
+        (and smoothed) corrections.
 
     Raises
     ------
@@ -77,7 +84,9 @@ def pin_feet(
     anchor = np.argmin(step_len, axis=1)
     anchored = np.isfinite(step_len[np.arange(len(anchor)), anchor])
     slide = steps[np.arange(len(anchor)), anchor] * anchored[:, None]
-    correction = -strength * np.cumsum(slide, axis=0)
-    root[1:, HORIZONTAL_AXES[0]] += correction[:, 0]
-    root[1:, HORIZONTAL_AXES[1]] += correction[:, 1]
+    correction = np.concatenate([np.zeros((1, 2)), -strength * np.cumsum(slide, axis=0)])
+    if smooth_cutoff_hz is not None:
+        correction = lowpass_signal(correction, smooth_cutoff_hz, motion.fps)
+    root[:, HORIZONTAL_AXES[0]] += correction[:, 0]
+    root[:, HORIZONTAL_AXES[1]] += correction[:, 1]
     return motion.replace(root_translation=root, rotations=motion.rotations.copy())
