@@ -45,11 +45,12 @@ format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# -P: a bench script's folder must not shadow the packages it measures (bench/engines.py vs engines).
 bench: venv
-	$(PY) bench/pipeline.py
-	$(PY) bench/exporters.py
-	$(PY) bench/engines.py
-	$(PY) bench/service.py
+	$(PY) -P bench/pipeline.py
+	$(PY) -P bench/exporters.py
+	$(PY) -P bench/engines.py
+	$(PY) -P bench/service.py
 
 # The service without Docker: Redis, SeaweedFS S3, the API on 127.0.0.1:8000 and both workers.
 up: venv

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/pipeline.py [--out bench/results/pipeline.json]
+    .venv/bin/python -P bench/pipeline.py [--out bench/results/pipeline.json]
 
 Each song is rendered twice in a fresh process: the first render is *cold*
 (imports, model load and first-call costs included), the second *warm* (what a
@@ -93,7 +93,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
 
 def _child(song: Path, repeats: int, formats: str) -> dict:
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(song), str(repeats), formats],
+        [sys.executable, "-P", __file__, "--child", str(song), str(repeats), formats],
         capture_output=True,
         text=True,
         check=True,
