@@ -11,7 +11,9 @@ Lower is better.
 
 As in EDGE, foot speed is a displacement per frame (metres per frame), while the
 root acceleration is normalised, so the number moves with the frame rate;
-EDGE reports it at 30 fps.
+EDGE reports it at 30 fps, on 5-second clips. The normalising maximum is taken
+over whatever is passed in (here a whole dance), and it grows with length, so
+compare dances of similar length.
 """
 
 from __future__ import annotations
