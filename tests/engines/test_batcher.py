@@ -164,3 +164,17 @@ def test_batcher_respects_the_engines_profile(tiny_model):
     with pytest.raises(ParameterError, match="profile"):
         SequenceBatcher(engine, max_batch=16, chunk_frames=64)
     SequenceBatcher(engine, max_batch=8, chunk_frames=128).close()
+
+
+def test_batcher_keeps_torch_state_on_its_device(tiny_model, rng):
+    """The same guarantees with a torch engine, whose state rows are torch tensors."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install '.[train]')")
+    from engines.torch_engine import TorchEngine
+
+    engine = TorchEngine(tiny_model, device="cpu", dtype="fp32", cuda_graphs=False)
+    songs = [_song(engine, n, rng) for n in (40, 70, 20)]
+    with SequenceBatcher(engine, max_batch=2, chunk_frames=16) as batcher:
+        results = [f.result(timeout=60) for f in [batcher.submit(s) for s in songs]]
+        assert all(isinstance(v, torch.Tensor) for v in batcher.state_pool.values())
+    for song, poses in zip(songs, results, strict=True):
+        np.testing.assert_allclose(poses, _alone(engine, song, 16), atol=1e-5)
