@@ -336,8 +336,11 @@ def main() -> int:
             print(f"  FAILED: {exc!r}")
         _write(args.out, results)
     if args.ceiling:
-        results["cudnn_lstm_ceiling"] = {"machine": machine, **bench_ceiling()}
-        print(f"  bare cuDNN LSTM ceiling: {results['cudnn_lstm_ceiling']['frames_per_s']:,.0f} frames/s")
+        try:
+            results["cudnn_lstm_ceiling"] = {"machine": machine, **bench_ceiling()}
+            print(f"  bare cuDNN LSTM ceiling: {results['cudnn_lstm_ceiling']['frames_per_s']:,.0f} frames/s")
+        except Exception as exc:  # the ceiling is context, not a result
+            results["cudnn_lstm_ceiling"] = {"machine": machine, "error": repr(exc)}
     _write(args.out, results)
     print(f"wrote {args.out}")
     return 0
