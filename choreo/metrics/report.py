@@ -20,7 +20,7 @@ GOALS = {
 }
 """Goals on the held-out songs at 30 fps (the model issue's targets)."""
 
-_COLUMNS = ("beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations")
+_COLUMNS = ("beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations", "energy")
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def format_table(rows: Sequence[EvalRow], title: str) -> str:
         name = row.song if row.clip is None else f"{row.clip} @ {row.song}"
         seed = "-" if row.seed is None else str(row.seed)
         s = row.scores
-        cells = [s.beat_align, s.foot_skate, s.pfc, s.jerk, s.freeze_ratio, s.limit_violations]
+        cells = [s.beat_align, s.foot_skate, s.pfc, s.jerk, s.freeze_ratio, s.limit_violations, s.energy]
         lines.append(
             f"{name[:44]:<44} {seed:>4} {s.fps:>3g} {s.duration_s:>7.1f} " + " ".join(_cell(c) for c in cells)
         )

@@ -9,7 +9,7 @@ import numpy as np
 from choreo.metrics.beat_align import beat_align_score
 from choreo.metrics.diversity import kinetic_features
 from choreo.metrics.foot_skate import foot_skate_ratio
-from choreo.metrics.freeze import freeze_ratio
+from choreo.metrics.freeze import freeze_ratio, motion_energy
 from choreo.metrics.jerk import mean_jerk
 from choreo.metrics.limits import limit_violations
 from choreo.metrics.pfc import pfc_score
@@ -21,7 +21,12 @@ __all__ = ["DanceScores", "score_motion"]
 
 @dataclass(frozen=True)
 class DanceScores:
-    """The measures of one dance at one frame rate; see each measure's module for its definition."""
+    """The measures of one dance at one frame rate; see each measure's module for its definition.
+
+    ``energy`` is the mean squared joint speed over the whole dance (m^2/s^2,
+    :func:`~choreo.metrics.freeze.motion_energy`): a dance that barely moves
+    skates and jerks little, and this number shows it.
+    """
 
     fps: float
     duration_s: float
@@ -31,6 +36,7 @@ class DanceScores:
     jerk: float
     freeze_ratio: float | None
     limit_violations: int
+    energy: float
     kinetic: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict[str, float | int | None]:
@@ -44,6 +50,7 @@ class DanceScores:
             "jerk": round(self.jerk, 3),
             "freeze_ratio": None if self.freeze_ratio is None else round(self.freeze_ratio, 4),
             "limit_violations": self.limit_violations,
+            "energy": round(self.energy, 4),
         }
 
 
@@ -71,5 +78,6 @@ def score_motion(motion: Motion, music_beat_times_s: np.ndarray) -> DanceScores:
         jerk=mean_jerk(positions, fps=fps),
         freeze_ratio=freeze_ratio(positions, fps=fps),
         limit_violations=limit_violations(motion),
+        energy=motion_energy(positions, fps=fps),
         kinetic=kinetic_features(positions, fps=fps),
     )

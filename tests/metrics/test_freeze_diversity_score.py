@@ -75,7 +75,8 @@ def test_score_motion_gives_every_number() -> None:
     scores = score_motion(Motion(FPS, root, rotations), np.arange(1, 129) * 1.0)
     row = scores.to_dict()
     assert set(row) == {
-        "fps", "duration_s", "beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations"
+        "fps", "duration_s", "beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations",
+        "energy",
     }  # fmt: skip
     assert row["fps"] == FPS and row["duration_s"] == pytest.approx(130.0)
     assert row["beat_align"] > 0.8  # the arm reverses and the body bottoms out on every beat
