@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -123,7 +123,6 @@ class Pair:
     music: np.ndarray
     warp: TimeWarp
     beat_align: float
-    extra: dict = field(default_factory=dict)
 
 
 def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
