@@ -50,9 +50,15 @@ def test_a_key_over_its_rate_limit_gets_429_with_retry_after(stack: ServiceStack
             json={"team": "acme", "name": "tight", "scopes": ["fitness"], "rate_limit_per_minute": 3},
         ).json()["token"]
     with stack.client(token) as client:
-        statuses = [client.get("/v1/routines").status_code for _ in range(5)]
-        over = client.get("/v1/routines")
-    assert statuses[:3] == [200, 200, 200]
-    assert over.status_code == 429
+        answers = []
+        for _ in range(8):
+            answers.append(client.get("/v1/routines"))
+            if answers[-1].status_code == 429:
+                break
+    statuses = [a.status_code for a in answers]
+    # Three requests fit a minute's window; a window that rolls over mid-test allows at most two more.
+    assert statuses[-1] == 429, statuses
+    assert 3 <= statuses.count(200) <= 5 and set(statuses[:-1]) == {200}, statuses
+    over = answers[-1]
     assert over.json()["error"]["code"] == "rate_limited"
     assert 0 < int(over.headers["retry-after"]) <= 61
