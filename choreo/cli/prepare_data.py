@@ -28,7 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where song features are cached between runs (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the pairings (default: %(default)s)")
-    parser.add_argument("--no-sheets", action="store_true", help="skip the contact sheets")
+    sheets = parser.add_mutually_exclusive_group()
+    sheets.add_argument(
+        "--sheets",
+        type=Path,
+        default=None,
+        help="folder for the contact sheets, one PNG per clip (default: OUT/contact_sheets)",
+    )
+    sheets.add_argument("--no-sheets", action="store_true", help="skip the contact sheets")
     parser.set_defaults(func=_run)
 
 
@@ -41,7 +48,12 @@ def _run(args: argparse.Namespace) -> int:
             return 2
     try:
         meta = build_dataset(
-            args.mocap, args.music, args.out, cache_dir=args.cache, seed=args.seed, sheets=not args.no_sheets
+            args.mocap,
+            args.music,
+            args.out,
+            cache_dir=args.cache,
+            seed=args.seed,
+            sheets_dir=None if args.no_sheets else (args.sheets or args.out / "contact_sheets"),
         )
     except ChoreoError as exc:
         print(f"choreo prepare-data: {exc}")

@@ -355,17 +355,18 @@ def build_dataset(
     *,
     cache_dir: Path,
     seed: int = 0,
-    sheets: bool = True,
+    sheets_dir: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Write ``train.npz``, ``val.npz``, ``reference.npz`` and ``meta.json`` to ``out_dir``.
 
-    Returns the content of ``meta.json``.
+    Song features are cached in ``cache_dir``; a contact sheet per clip goes to
+    ``sheets_dir`` when given. Returns the content of ``meta.json``.
     """
     rng = np.random.default_rng(seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     log("retargeting mocap")
-    clips = load_clips(mocap_dir, out_dir / "contact_sheets" if sheets else None)
+    clips = load_clips(mocap_dir, sheets_dir)
     missing = sorted(set(HELD_OUT_CLIPS) - {c.name for c in clips})
     if missing:
         raise ParameterError(f"--mocap {mocap_dir}: held-out clips {missing} not found")
