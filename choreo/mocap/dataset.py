@@ -167,17 +167,20 @@ def _audio_code_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def load_songs(music_dir: Path, cache_dir: Path, log: Callable[[str], None] = print) -> list[Song]:
+def load_songs(
+    music_dir: Path, cache_dir: Path, log: Callable[[str], None] = print, *, code_digest: str | None = None
+) -> list[Song]:
     """Features of every song under ``music_dir`` at :data:`DATA_FPS`, cached in ``cache_dir``.
 
     The cache key holds the song's name and a digest of :mod:`choreo.audio`'s
-    source, so a change to the feature code never serves stale features.
+    source (``code_digest``, computed here when not given), so a change to the
+    feature code never serves stale features.
     """
     paths = sorted(p for p in music_dir.rglob("*") if p.suffix.lower() in _SONG_SUFFIXES)
     if not paths:
         raise ParameterError(f"--music {music_dir}: no songs ({', '.join(_SONG_SUFFIXES)}) found")
     cache_dir.mkdir(parents=True, exist_ok=True)
-    code = _audio_code_digest()
+    code = code_digest or _audio_code_digest()
     songs = []
     for path in paths:
         cached = cache_dir / f"{path.name}.{DATA_FPS}fps.{code}.npz"
@@ -370,7 +373,8 @@ def build_dataset(
     missing = sorted(set(HELD_OUT_CLIPS) - {c.name for c in clips})
     if missing:
         raise ParameterError(f"--mocap {mocap_dir}: held-out clips {missing} not found")
-    songs = load_songs(music_dir, cache_dir, log)
+    code_digest = _audio_code_digest()  # once: the feature code may change while this runs
+    songs = load_songs(music_dir, cache_dir, log, code_digest=code_digest)
     train_songs = [s for s in songs if not s.held_out]
     test_songs = [s for s in songs if s.held_out]
     if not train_songs or not test_songs:
@@ -392,7 +396,7 @@ def build_dataset(
             "is song frame song_start_frame + k"
         ),
         "seed": seed,
-        "audio_code_digest": _audio_code_digest(),
+        "audio_code_digest": code_digest,
         "stretch_bounds": [MIN_STRETCH, MAX_STRETCH],
         "credit": CMU_CREDIT,
         "sources": {
