@@ -29,7 +29,7 @@ from choreo.errors import ParameterError
 from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.contact_sheet import write_contact_sheet
 from choreo.mocap.mirror import mirror
-from choreo.mocap.retarget import retarget
+from choreo.mocap.retarget import face_forward, retarget
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.mocap.trim import active_span
@@ -138,9 +138,14 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
         for path in files:
             full = retarget(read_bvh(path), source=str(path))
             start, stop = active_span(full)
-            root = full.root_translation[start:stop].copy()
+            cut = face_forward(
+                full.replace(
+                    rotations=full.rotations[start:stop], root_translation=full.root_translation[start:stop]
+                )
+            )
+            root = cut.root_translation.copy()
             root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
-            motion = full.replace(rotations=full.rotations[start:stop], root_translation=root)
+            motion = cut.replace(root_translation=root)
             clip = Clip(path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS)
             if sheets_dir is not None:
                 title = f"{clip.source} ({style}), frames {start}-{stop} of {full.n_frames} kept"

@@ -35,10 +35,17 @@ from choreo.mocap.rigs import SourceRig, detect_rig
 from choreo.motion.bvh_reader import BvhData, forward_kinematics
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import mat_to_aa
+from choreo.motion.rotations import aa_to_mat, mat_to_aa
 from choreo.motion.skeleton import JOINT_NAMES, SMPL
 
-__all__ = ["FLOOR_CLEARANCE_M", "facing_angle", "leg_length", "retarget", "source_joint_positions"]
+__all__ = [
+    "FLOOR_CLEARANCE_M",
+    "face_forward",
+    "facing_angle",
+    "leg_length",
+    "retarget",
+    "source_joint_positions",
+]
 
 FLOOR_CLEARANCE_M = 0.015
 """Height of the lowest joint centre when a foot is flat on the floor (SMPL toes at rest)."""
@@ -274,13 +281,13 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
         local[:, j] = np.swapaxes(world[:, SMPL.parents[j]], 1, 2) @ world[:, j]
     root = pos[:, 0] * scale
     motion = Motion(fps=bvh.fps, root_translation=root, rotations=mat_to_aa(local))
-    return _place_on_floor(_face_forward(motion))
+    return _place_on_floor(face_forward(motion))
 
 
 def facing_angle(motion: Motion) -> np.ndarray:
     """Heading of the body about +Y per frame, radians (0 = facing +Z), from the hips."""
-    rot = joint_positions(motion)
-    lateral = rot[:, _J["left_hip"]] - rot[:, _J["right_hip"]]
+    pos = joint_positions(motion)
+    lateral = pos[:, _J["left_hip"]] - pos[:, _J["right_hip"]]
     forward = np.cross(lateral, [0.0, 1.0, 0.0])
     return np.arctan2(forward[:, 0], forward[:, 2])
 
@@ -290,9 +297,8 @@ def _rot_y(angle: float) -> np.ndarray:
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
-def _face_forward(motion: Motion) -> Motion:
-    from choreo.motion.rotations import aa_to_mat
-
+def face_forward(motion: Motion) -> Motion:
+    """``motion`` turned about the vertical axis through the origin so that its first frame faces +Z."""
     turn = _rot_y(-float(facing_angle(motion)[0]))
     root_rot = mat_to_aa(turn @ aa_to_mat(motion.rotations[:, 0]))
     rotations = motion.rotations.copy()
