@@ -26,6 +26,7 @@ import numpy as np
 import choreo.audio
 from choreo.audio import MusicFeatures, analyze_song
 from choreo.errors import ParameterError
+from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.contact_sheet import write_contact_sheet
 from choreo.mocap.mirror import mirror
@@ -34,6 +35,7 @@ from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.mocap.trim import active_span
 from choreo.motion.bvh_reader import read_bvh
+from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
 from choreo.styles import STYLES
@@ -47,7 +49,6 @@ __all__ = [
     "Clip",
     "Pair",
     "Song",
-    "beat_alignment",
     "build_dataset",
     "load_clips",
     "load_songs",
@@ -199,18 +200,12 @@ def load_songs(
     return songs
 
 
-def beat_alignment(motion: Motion, music_beats_s: np.ndarray, *, sigma_frames: float = 5.0) -> float:
-    """Bailando's beat-alignment score: mean over music beats of exp(-d^2 / (2 * 3^2)), d in frames.
-
-    ``music_beats_s`` are seconds on the motion's clock; beats outside the motion are ignored.
-    """
-    beats = np.asarray(music_beats_s, dtype=np.float64) * motion.fps
-    beats = beats[(beats >= 0) & (beats <= motion.n_frames - 1)]
-    kin = kinematic_beats(motion, sigma_frames=sigma_frames)
-    if beats.size == 0 or kin.size == 0:
+def _beat_align(motion: Motion, music_beats_s: np.ndarray) -> float:
+    """The metrics' beat-alignment score of ``motion``; 0 when no music beat falls inside it."""
+    try:
+        return beat_align_score(joint_positions(motion), music_beats_s, fps=motion.fps)
+    except ParameterError:
         return 0.0
-    d = np.min(np.abs(beats[:, None] - kin[None, :]), axis=1)
-    return float(np.mean(np.exp(-(d**2) / (2 * 3.0**2))))
 
 
 def retime(
@@ -254,7 +249,7 @@ def _best_pairing(
         if fitted is None:
             continue
         warp, first, warped = fitted
-        score = beat_alignment(warped, song.features.beat_times - first / DATA_FPS)
+        score = _beat_align(warped, song.features.beat_times - first / DATA_FPS)
         if best is None or score > best[4]:
             best = (song, warp, first, warped, score)
     return best

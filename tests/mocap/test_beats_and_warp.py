@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
+from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats, mean_joint_speed, speed_minima
-from choreo.mocap.dataset import beat_alignment
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, fit_warp
+from choreo.motion.kinematics import joint_positions
 from tests.mocap.motions import stopping_motion
 
 
@@ -73,8 +74,8 @@ def test_warp_lands_kinematic_beats_on_music_beats(rng: np.random.Generator) -> 
     for beat in warp.music_s:
         assert np.min(np.abs(kin_s - beat)) <= 3 / fps
     covered = music_beats[(music_beats >= first / fps) & (music_beats <= last / fps)]
-    before = beat_alignment(motion, covered - first / fps)
-    after = beat_alignment(warped, covered - first / fps)
+    before = beat_align_score(joint_positions(motion), covered - first / fps, fps=fps)
+    after = beat_align_score(joint_positions(warped), covered - first / fps, fps=fps)
     assert after > 0.8 and after > before + 0.2
 
 
