@@ -4,12 +4,13 @@ Run a CPU worker (decode, features, post-processing, export, upload)::
 
     celery -A worker.app worker -Q cpu --prefetch-multiplier 1 -c 2
 
-and one GPU worker per GPU, many generation tasks in one process so that the
-sequence batcher can pack them into each engine call::
+and one GPU worker per GPU, many generation tasks in one process, whose
+sequence batcher (:func:`engines.batcher.process_batcher`) packs their songs
+into each engine call::
 
     CUDA_VISIBLE_DEVICES=0 celery -A worker.app worker -Q gpu -P threads -c 4 --prefetch-multiplier 1
 
-The engine is loaded when the worker starts (``worker_init`` for the threads
+The engine and its batcher are made when the worker starts (``worker_init`` for the threads
 and solo pools, ``worker_process_init`` in each forked child of a prefork
 pool), never before a fork, and never by a worker that does not serve ``gpu``.
 """
@@ -38,15 +39,17 @@ _engine: Any = None
 def _load_engine() -> Any:
     global _engine
     if _engine is None:
-        from choreo.pipeline import load_engine
+        from engines.batcher import process_batcher
 
-        _engine = load_engine()
-        log.info("engine loaded: %s", type(_engine).__name__)
+        _engine = process_batcher()
+        log.info(
+            "engine loaded: %s, batching up to %d songs", type(_engine.engine).__name__, _engine.max_batch
+        )
     return _engine
 
 
 def worker_engine() -> Any:
-    """This process's engine; loads it if start-up did not (a task run as a plain function)."""
+    """This process's sequence batcher over its engine; made here if start-up did not."""
     return _load_engine()
 
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 from choreo.audio import MusicFeatures
-from choreo.pipeline import load_engine
+from choreo.pipeline import generate_motion, load_engine
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
+from engines.batcher import SequenceBatcher
 from tests.service.helpers import SONGS, ServiceStack
 from worker import steps
 
@@ -44,8 +47,14 @@ def _features(stack: ServiceStack, job_id: str) -> MusicFeatures:
     return MusicFeatures.from_npz(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job_id}/work/features.npz")))
 
 
-def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack) -> None:
-    ctx, engine = stack.ctx, load_engine()
+@pytest.fixture(scope="module")
+def batcher() -> Iterator[SequenceBatcher]:
+    with SequenceBatcher(load_engine(), max_batch=4) as b:
+        yield b
+
+
+def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: SequenceBatcher) -> None:
+    ctx = stack.ctx
     job = _job(stack, fps=24, seed=3, formats=["bvh"])
 
     assert steps.prepare(ctx, job.id) == "prepared"
@@ -54,10 +63,10 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack) -> None:
     assert steps.prepare(ctx, job.id) == "prepared"
     np.testing.assert_array_equal(_features(stack, job.id).features, first.features)
 
-    assert steps.generate(ctx, job.id, engine) == "generated"
+    assert steps.generate(ctx, job.id, batcher) == "generated"
     raw_key = f"jobs/{job.id}/work/raw_motion.npy"
     raw = stack.ctx.storage.get_bytes(raw_key)
-    assert steps.generate(ctx, job.id, engine) == "generated"
+    assert steps.generate(ctx, job.id, batcher) == "generated"
     assert stack.ctx.storage.get_bytes(raw_key) == raw, "the same seed must give the same dance"
 
     outcome, done = steps.finish(ctx, job.id)
@@ -72,11 +81,29 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack) -> None:
     assert stored["state"] == "done" and stored["artifacts"] == done.artifacts
 
 
-def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack) -> None:
+def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
+    stack: ServiceStack, batcher: SequenceBatcher
+) -> None:
+    jobs = [
+        _job(stack, seed=seed, style=style) for seed, style in ((21, "salsa"), (22, "modern"), (23, "auto"))
+    ]
+    for job in jobs:
+        assert steps.prepare(stack.ctx, job.id) == "prepared"
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        assert list(pool.map(lambda j: steps.generate(stack.ctx, j.id, batcher), jobs)) == ["generated"] * 3
+    engine = load_engine()
+    for job in jobs:
+        features = _features(stack, job.id)
+        alone = generate_motion(engine, features, steps.render_options(job))
+        raw = np.load(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/raw_motion.npy")))
+        np.testing.assert_allclose(raw, alone.to_array(), atol=1e-4)
+
+
+def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack, batcher: SequenceBatcher) -> None:
     job = _job(stack, seed=11)
     assert end_job(stack.ctx, job.id, JobState.CANCELLED, code="cancelled", message="test") is not None
     assert steps.prepare(stack.ctx, job.id) == steps.SKIPPED
-    assert steps.generate(stack.ctx, job.id, engine=None) == steps.SKIPPED
+    assert steps.generate(stack.ctx, job.id, batcher) == steps.SKIPPED
     assert steps.finish(stack.ctx, job.id) == (steps.SKIPPED, None)
     assert list(stack.ctx.storage.list_keys(f"jobs/{job.id}/work/")) == []
     assert get_job(stack.ctx, job.id).state == JobState.CANCELLED
