@@ -85,7 +85,7 @@ HELD_OUT_SONGS = (
 )
 """Songs kept out of training: slow to fast, the demo song, and a 12.6-minute piece."""
 
-_PAIRINGS_PER_STYLE = {"salsa": 2, "modern": 3, "breakdance": 4, "whirl": 6}
+_PAIRINGS_PER_STYLE = {"salsa": 2, "modern": 4, "breakdance": 6, "whirl": 8}
 _CANDIDATES = 4
 _SONG_SUFFIXES = (".ogg", ".opus", ".mp3", ".wav", ".flac")
 
