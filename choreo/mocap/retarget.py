@@ -239,6 +239,11 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
     if bvh.n_frames < 2:
         raise ParameterError(f"{source}: needs at least 2 frames, has {bvh.n_frames}")
     pos, src_rot = source_joint_positions(bvh, rig)
+    trunk = pos[:, _J["head"]] - pos[:, _J["pelvis"]]
+    if np.median(trunk[:, 1]) <= 0.5 * np.median(np.linalg.norm(trunk, axis=-1)):
+        raise ParameterError(
+            f"{source}: the head is not above the pelvis along +Y; the retargeter expects Y up"
+        )
     scale = float(
         np.linalg.norm(SMPL.offsets[_J["left_knee"]]) + np.linalg.norm(SMPL.offsets[_J["left_ankle"]])
     )

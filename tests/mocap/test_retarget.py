@@ -106,3 +106,21 @@ def test_unknown_skeleton_is_refused(source_clips: dict[str, BvhData]) -> None:
     )
     with pytest.raises(ParameterError, match="odd.bvh: unknown skeleton"):
         retarget(renamed, source="odd.bvh")
+
+
+def test_z_up_source_is_refused(source_clips: dict[str, BvhData]) -> None:
+    bvh = source_clips["breakdance"]
+    frames = bvh.frames.copy()
+    frames[:, 3] += 90.0  # the root's Zrotation: the dancer lies on the floor
+    lying = BvhData(
+        names=bvh.names,
+        parents=bvh.parents,
+        offsets=bvh.offsets,
+        channels=bvh.channels,
+        frames=frames,
+        frame_time_s=bvh.frame_time_s,
+        end_sites=bvh.end_sites,
+        declared_frames=bvh.declared_frames,
+    )
+    with pytest.raises(ParameterError, match="lying.bvh: .*expects Y up"):
+        retarget(lying, source="lying.bvh")
