@@ -17,17 +17,17 @@ pool), never before a fork, and never by a worker that does not serve ``gpu``.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from celery import signals
+from celery.utils.log import get_logger
 
 from choreo.service.queue import GPU_QUEUE, make_celery
 from choreo.service.settings import get_service_settings
 
 __all__ = ["app", "worker_engine"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 app = make_celery(get_service_settings(), name="choreo-worker")
 app.conf.include = ["worker.tasks"]
@@ -42,9 +42,6 @@ def _load_engine() -> Any:
         from engines.batcher import process_batcher
 
         _engine = process_batcher()
-        log.info(
-            "engine loaded: %s, batching up to %d songs", type(_engine.engine).__name__, _engine.max_batch
-        )
     return _engine
 
 
@@ -70,3 +67,14 @@ def _on_worker_init(sender: Any, **_: Any) -> None:
 def _on_worker_process_init(**_: Any) -> None:
     if _serves_gpu:
         _load_engine()
+
+
+@signals.worker_ready.connect
+def _on_worker_ready(**_: Any) -> None:
+    # Logging is set up after worker_init, so the start-up load is reported here.
+    if _engine is not None:
+        log.info(
+            "engine %s loaded at start-up; batching up to %d songs",
+            type(_engine.engine).__name__,
+            _engine.max_batch,
+        )

@@ -13,12 +13,12 @@ The cross-cutting rules live once, in :meth:`JobTask.run_stage`:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.utils.log import get_logger
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -34,7 +34,7 @@ from worker.app import app, worker_engine
 
 __all__ = ["JobTask", "callback", "finish", "generate", "prepare"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _BACKOFF_CAP_S = 300
 
