@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stop everything scripts/dev_up.sh started: each pid file under .run/ names a process group,
-# which gets SIGTERM (SIGINT for SeaweedFS, which shuts down at once on it and only after 15 s on
-# SIGTERM), then SIGKILL if it has not gone after 15 s. Data under .run/ is kept.
+# which gets SIGTERM, then SIGKILL if it has not gone after 15 s. SeaweedFS gets SIGINT and 3 s:
+# its volume server's graceful gRPC stop waits for the filer's open streams and otherwise hangs.
+# Data under .run/ is kept.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,12 +17,12 @@ for name in cpu-worker gpu-worker api seaweed redis; do
   [[ -f "$pidfile" ]] || continue
   pid="$(cat "$pidfile")"
   if group_alive "$pid"; then
-    signal=TERM
-    [[ "$name" == seaweed ]] && signal=INT
+    signal=TERM grace_ticks=30
+    [[ "$name" == seaweed ]] && signal=INT grace_ticks=6
     kill "-$signal" -- "-$pid" 2>/dev/null
-    for _ in $(seq 30); do group_alive "$pid" || break; sleep 0.5; done
+    for _ in $(seq "$grace_ticks"); do group_alive "$pid" || break; sleep 0.5; done
     if group_alive "$pid"; then
-      echo "dev_down: $name (group $pid) ignored SIG$signal; killing it"
+      [[ "$name" == seaweed ]] || echo "dev_down: $name (group $pid) ignored SIG$signal; killing it"
       kill -KILL -- "-$pid" 2>/dev/null
       for _ in $(seq 20); do group_alive "$pid" || break; sleep 0.25; done
     fi
