@@ -141,7 +141,11 @@ def _score_reference_clips(
     rows = []
     for i, dance in enumerate(reference):
         try:
-            others = [clips[i] for clips in other_rates if len(clips) == len(reference)]
+            others = [
+                clips[i]
+                for clips in other_rates
+                if len(clips) == len(reference) and (clips[i].clip, clips[i].song) == (dance.clip, dance.song)
+            ]
             rows.append(_score_reference(dance, others, options, args, cache))
         except ChoreoError as exc:
             failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})

@@ -25,6 +25,7 @@ from choreo.postprocess.contacts import (
     point_contacts,
     sole_clearance_m,
 )
+from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 
 __all__ = ["GROUND_CONTACT_SPEED_M_S", "align_floor", "floor_offset_m", "ground_feet", "sole_heights_m"]
 
@@ -32,6 +33,7 @@ GROUND_CONTACT_SPEED_M_S = 0.5
 """A low foot point faster than this is swinging past the floor, not standing on it."""
 
 _FLOOR_PERCENTILE = 5.0
+_SMOOTHING_ROUNDS = 3
 
 
 def sole_heights_m(motion: Motion) -> np.ndarray:
@@ -69,6 +71,7 @@ def ground_feet(
     ankle_height_m: float = ANKLE_CONTACT_HEIGHT_M,
     toe_height_m: float = TOE_CONTACT_HEIGHT_M,
     contact_speed_m_s: float = GROUND_CONTACT_SPEED_M_S,
+    smooth_cutoff_hz: float | None = DEFAULT_ROOT_CUTOFF_HZ,
 ) -> Motion:
     """Shift the root vertically so the feet stand on y = 0 in contact and never sink below.
 
@@ -79,6 +82,9 @@ def ground_feet(
         above the floor
     contact_speed_m_s : float > 0, a foot point must move slower than this to be
         in contact
+    smooth_cutoff_hz : float > 0, zero-phase low-pass cut-off of the correction
+        (the root's by default), so that foot jitter in contact frames does not
+        become a jittering body; ``None`` snaps every contact frame exactly
 
     Returns
     -------
@@ -89,6 +95,8 @@ def ground_feet(
         contact frames then have their lowest sole exactly at 0, the other
         frames interpolate the correction of the neighbouring contacts, raised
         where needed so no sole, and no other joint centre, is ever below 0.
+        With smoothing, a contact frame's lowest sole sits within millimetres
+        of 0 instead of exactly on it; a constant offset is still removed exactly.
 
     Raises
     ------
@@ -118,9 +126,14 @@ def ground_feet(
         shift = np.interp(frames, frames[contact], -lowest[contact])
     else:
         shift = np.full(motion.n_frames, -lowest.min())
-    shift = np.maximum(shift, -lowest)
     others = np.setdiff1d(np.arange(motion.skeleton.n_joints), foot_point_indices(motion.skeleton))
     body_lowest = joint_positions(motion)[:, others, UP_AXIS].min(axis=1)
-    shift = np.maximum(shift, -body_lowest)
+    floor_limit = np.maximum(-lowest, -body_lowest)
+    shift = np.maximum(shift, floor_limit)
+    if smooth_cutoff_hz is not None:
+        # A smooth path that still never dips under the floor: alternate the low-pass with
+        # the floor rule; each round leaves smaller kinks where the rule bites.
+        for _ in range(_SMOOTHING_ROUNDS):
+            shift = np.maximum(lowpass_signal(shift, smooth_cutoff_hz, motion.fps), floor_limit)
     root[:, UP_AXIS] += shift
     return motion.replace(root_translation=root, rotations=motion.rotations.copy())

@@ -33,8 +33,8 @@ def test_postprocess_smooths_clamps_and_grounds(rng: np.random.Generator) -> Non
     assert count_limit_violations(out) == 0
     soles = sole_heights_m(out).min(axis=1)
     assert soles.min() >= -1e-9
-    assert np.mean(soles < 1e-6) > 0.3  # standing a good share of the time
-    assert np.mean(soles < 0.03) > 0.9  # and never far above the floor
+    assert np.mean(soles < 0.005) > 0.5  # standing on the floor a good share of the time
+    assert np.mean(soles < 0.03) > 0.9  # and never far above it
     assert _jerk(out.rotations) < 0.3 * _jerk(motion.rotations)
 
 

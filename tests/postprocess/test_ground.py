@@ -86,3 +86,26 @@ def test_no_joint_goes_below_the_floor_upside_down(standing: Callable[..., Motio
     heights = joint_positions(grounded)[..., 1]
     np.testing.assert_allclose(heights.min(axis=1), 0.0, atol=1e-9)
     assert np.argmin(heights[0]) == SMPL.index("head")
+
+
+def test_smoothing_keeps_foot_jitter_out_of_the_body(
+    standing: Callable[..., Motion], rng: np.random.Generator
+) -> None:
+    # Standing, with both knees trembling: the feet bob against the pelvis by up to a
+    # centimetre or two, frame to frame. Snapping every frame passes that to the body.
+    motion = standing(120, height_m=REST_PELVIS_HEIGHT_M - 0.05)
+    rotations = motion.rotations.copy()
+    bend = np.abs(rng.normal(scale=np.deg2rad(10.0), size=120))
+    rotations[:, SMPL.index("left_knee"), 0] = bend
+    rotations[:, SMPL.index("right_knee"), 0] = bend
+    trembling = motion.replace(rotations=rotations)
+    snapped = ground_feet(trembling, smooth_cutoff_hz=None)
+    smooth = ground_feet(trembling)
+    assert np.mean(sole_heights_m(snapped).min(axis=1) < 1e-9) > 0.5  # contact frames exactly on 0
+    assert sole_heights_m(smooth).min() >= -1e-12
+    assert np.median(sole_heights_m(smooth).min(axis=1)) < 0.005
+
+    def root_jerk(m: Motion) -> float:
+        return float(np.abs(np.diff(m.root_translation[:, 1], n=3)).mean())
+
+    assert root_jerk(smooth) < 0.5 * root_jerk(snapped)
