@@ -9,8 +9,9 @@ songs, windows and tempi, vary what the model hears under one motion. Rare
 styles get more pairings so that the styles are less unbalanced.
 
 Some songs and some clips never enter ``train.npz``: ``val.npz`` pairs the
-held-out clips with the held-out songs, and ``reference.npz`` holds one
-retimed version of each held-out clip at 30 and 60 fps for the metrics.
+held-out clips with the held-out songs, and ``reference.npz`` holds each
+held-out clip retimed onto two different held-out songs, at 30 and 60 fps,
+for the metrics.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ HELD_OUT_SONGS = (
 
 _PAIRINGS_PER_STYLE = {"salsa": 2, "modern": 4, "breakdance": 6, "whirl": 8}
 _CANDIDATES = 4
+_REFERENCE_SONGS_PER_CLIP = 2
 _SONG_SUFFIXES = (".ogg", ".opus", ".mp3", ".wav", ".flac")
 
 
@@ -310,11 +312,19 @@ def _write_reference(
     entries = []
     arrays: dict[str, list] = {"motion_30fps": [], "motion_60fps": []}
     rows = []
+    fitted = []
     for clip in clips:
-        found = _best_pairing(clip.motion, songs, rng)
-        if found is None:
+        used: set[str] = set()
+        for _ in range(_REFERENCE_SONGS_PER_CLIP):
+            unused = [s for s in songs if s.name not in used]
+            found = _best_pairing(clip.motion, unused, rng) if unused else None
+            if found is None:
+                break
+            used.add(found[0].name)
+            fitted.append((clip, *found))
+        if not used:
             raise ParameterError(f"no held-out song is long enough to retime clip {clip.name}")
-        song, warp, first, warped, score = found
+    for clip, song, warp, first, warped, score in fitted:
         start_60 = int(np.ceil(warp.start_s * 60 - 1e-9))
         end_60 = min(int(np.floor(warp.end_s * 60 + 1e-9)), int(np.floor(song.features.duration_s * 60)) - 1)
         motion_60 = sample_at(clip.motion, warp.motion_time(np.arange(start_60, end_60 + 1) / 60.0), 60)

@@ -96,6 +96,7 @@ def test_meta_lists_sources_held_out_sets_and_credit(small_dataset: Path) -> Non
 
 def test_reference_motions_at_30_and_60_fps(small_dataset: Path) -> None:
     with np.load(small_dataset / "reference.npz") as ref:
+        # one held-out song in this subset: each clip once (with all six, twice on different songs)
         assert sorted(ref["clip"]) == sorted(HELD_OUT_CLIPS)
         assert set(ref["song"]) == {"Kevin_MacLeod_-_Vibe_Ace.hq.ogg"}
         for k in range(len(ref["clip"])):
