@@ -104,3 +104,26 @@ def test_training_is_seeded_resumable_and_exports(tmp_path) -> None:
     engine = OnnxRuntimeEngine(tmp_path / "a.onnx")
     assert engine.spec.trained and engine.spec.version == "9.9.9" == spec.version
     assert any("mocap.cs.cmu.edu" in c for c in engine.spec.credits)
+
+
+def test_choreo_train_cli_trains_exports_and_rejects_bad_config(
+    tmp_path, rng: np.random.Generator, write_split
+) -> None:
+    from choreo.cli.main import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    write_split(data / "train.npz", rng, lengths=(40, 50, 45))
+    write_split(data / "val.npz", rng, lengths=(40,))
+    config = _tiny_config(2).to_dict()
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps(config))
+    model = tmp_path / "model.onnx"
+    args = ["train", "--data", str(data), "--out", str(tmp_path / "run"), "--config", str(config_file)]
+    assert main([*args, "--no-progress", "--export", str(model), "--version", "0.1.0"]) == 0
+    assert OnnxRuntimeEngine(model).spec.version == "0.1.0"
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["steps"] == 2
+
+    config_file.write_text(json.dumps({**config, "learning_rate": 1.0}))
+    assert main([*args, "--fresh"]) == 2
+    assert main(["train", "--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r2")]) == 2
