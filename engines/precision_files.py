@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from choreo.audio.music_features import MusicFeatures
 from choreo.errors import EngineError, ParameterError
 from engines.base import ModelSpec
 from engines.calibration import (
@@ -24,16 +25,15 @@ from engines.calibration import (
     read_manifest,
     select_calibration_songs,
 )
-from engines.precision import file_sha256, quantize_int8, to_mixed_fp16
+from engines.precision import CONVERSION_VERSION, file_sha256, quantize_int8, to_mixed_fp16
 from engines.settings import EngineSettings
 
-__all__ = ["calibration_set", "precision_model", "song_features", "song_model_inputs"]
+__all__ = ["calibration_set", "precision_model", "song_analysis", "song_features", "song_model_inputs"]
 
 
-def song_features(path: Path, fps: int, cache_dir: Path) -> np.ndarray:
-    """The song's music features ``[N, 35]`` at ``fps``, analysed once and cached."""
+def song_analysis(path: Path, fps: int, cache_dir: Path) -> MusicFeatures:
+    """The song's :class:`~choreo.audio.music_features.MusicFeatures` at ``fps``, analysed once and cached."""
     from choreo.audio import analyze_song
-    from choreo.audio.music_features import MusicFeatures
 
     stat = Path(path).stat()
     key = hashlib.sha256(
@@ -41,13 +41,18 @@ def song_features(path: Path, fps: int, cache_dir: Path) -> np.ndarray:
     ).hexdigest()
     cached = Path(cache_dir) / "features" / f"{key[:24]}.npz"
     if cached.is_file():
-        return MusicFeatures.from_npz(cached).features
+        return MusicFeatures.from_npz(cached)
     features = analyze_song(path, fps=fps)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".tmp{os.getpid()}")
     features.to_npz(tmp)
     os.replace(tmp, cached)
-    return features.features
+    return features
+
+
+def song_features(path: Path, fps: int, cache_dir: Path) -> np.ndarray:
+    """The song's music features ``[N, 35]`` at ``fps`` (see :func:`song_analysis`)."""
+    return song_analysis(path, fps, cache_dir).features
 
 
 def song_model_inputs(song: CalibrationSong, spec: ModelSpec, cache_dir: Path) -> dict[str, np.ndarray]:
@@ -78,7 +83,7 @@ def precision_model(model_path: Path, precision: str, settings: EngineSettings) 
         return model_path, source_sha
     out_dir = Path(settings.cache_dir) / "converted"
     if precision == "fp16":
-        target = out_dir / f"{source_sha[:16]}-fp16.onnx"
+        target = out_dir / f"{source_sha[:16]}-fp16-v{CONVERSION_VERSION}.onnx"
         if not target.is_file():
             _save(to_mixed_fp16(onnx.load(str(model_path))), target)
         return target, file_sha256(target)
@@ -88,7 +93,7 @@ def precision_model(model_path: Path, precision: str, settings: EngineSettings) 
         reference = OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
         songs = calibration_set(settings, reference.spec)
         calib_key = hashlib.sha256(repr([(str(s.path), s.style, s.seed) for s in songs]).encode()).hexdigest()
-        target = out_dir / f"{source_sha[:16]}-int8-{calib_key[:12]}.onnx"
+        target = out_dir / f"{source_sha[:16]}-int8-{calib_key[:12]}-v{CONVERSION_VERSION}.onnx"
         if not target.is_file():
             chunks = calibration_chunks(
                 songs, reference, lambda song, spec: song_model_inputs(song, spec, settings.cache_dir)

@@ -6,7 +6,9 @@ inputs: joint-rotation error in degrees against the documented tolerance of
 the precision, and the normalised trajectory MSE. Then the engine's speed is
 measured on the song's chunks. Where TensorRT is missing, the fp16 and int8
 ONNX files still run in ONNX Runtime, which measures what each precision costs
-in accuracy on the CPU.
+in accuracy on the CPU. The ``choreo eval`` measures of the post-processed dance
+(beat alignment, foot skating, PFC, jerk) must not get worse than with fp32
+beyond :data:`DANCE_TOLERANCES`.
 """
 
 from __future__ import annotations
@@ -23,10 +25,18 @@ from engines.accuracy import compare_poses
 from engines.base import Engine
 from engines.calibration import CalibrationSong
 from engines.onnxruntime_engine import OnnxRuntimeEngine
-from engines.precision_files import precision_model, song_model_inputs
+from engines.precision_files import precision_model, song_analysis, song_model_inputs
 from engines.settings import EngineSettings
 
-__all__ = ["TOLERANCES", "Tolerance", "generate_song", "selfcheck"]
+__all__ = [
+    "DANCE_TOLERANCES",
+    "TOLERANCES",
+    "Tolerance",
+    "dance_scores",
+    "dance_worse",
+    "generate_song",
+    "selfcheck",
+]
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,36 @@ TOLERANCES = {
     "int8": Tolerance(mean_deg=2.0, p99_deg=10.0),
 }
 """Documented per-precision tolerances against ONNX Runtime fp32 (see docs/engines.md)."""
+
+DANCE_TOLERANCES = {"beat_align": -0.02, "foot_skate": 0.02, "pfc": 0.10, "jerk": 0.10}
+"""How much worse a dance metric of the post-processed dance may get than with fp32: beat alignment may
+drop by 0.02, the foot-skate ratio rise by 0.02, PFC and jerk rise by 10 % (relative)."""
+
+
+def dance_scores(poses: np.ndarray, beat_times_s: np.ndarray, fps: float) -> dict[str, float]:
+    """The ``choreo eval`` measures of the post-processed dance."""
+    from choreo.metrics.score import score_motion
+    from choreo.motion.motion import Motion
+    from choreo.postprocess import postprocess
+
+    scores = score_motion(postprocess(Motion.from_array(poses.astype(np.float64), fps=fps)), beat_times_s)
+    return {k: float(v) for k, v in scores.to_dict().items() if k in DANCE_TOLERANCES}
+
+
+def dance_worse(reference: dict[str, float], tested: dict[str, float]) -> dict[str, float]:
+    """The metrics that got worse beyond :data:`DANCE_TOLERANCES`, with their change."""
+    worse = {}
+    for key, limit in DANCE_TOLERANCES.items():
+        delta = tested[key] - reference[key]
+        if key == "beat_align":
+            bad = delta < limit
+        elif key == "foot_skate":
+            bad = delta > limit
+        else:
+            bad = delta > limit * max(abs(reference[key]), 1e-9)
+        if bad:
+            worse[key] = delta
+    return worse
 
 
 def generate_song(engine: Engine, inputs: dict[str, np.ndarray], chunk_frames: int) -> np.ndarray:
@@ -86,21 +126,35 @@ def selfcheck(
     candidates : ``(backend name, precision, load(onnx path) -> engine)``
     """
     reference = OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
+    fps = reference.spec.native_fps
     inputs = [song_model_inputs(s, reference.spec, settings.cache_dir) for s in songs]
+    beats = [song_analysis(s.path, fps, settings.cache_dir).beat_times for s in songs]
     expected = [generate_song(reference, x, chunk_frames) for x in inputs]
+    expected_scores = [dance_scores(p, b, fps) for p, b in zip(expected, beats, strict=True)]
     results = []
     for backend, precision, load in candidates:
         onnx_path, _ = precision_model(model_path, precision, settings)
         engine = load(onnx_path)
         per_song = []
-        for song, x, ref in zip(songs, inputs, expected, strict=True):
+        for song, x, ref, ref_scores, b in zip(songs, inputs, expected, expected_scores, beats, strict=True):
             got = generate_song(engine, x, chunk_frames)
-            err = compare_poses(ref, got, fps=reference.spec.native_fps)
-            per_song.append({"song": song.path.name, "style": song.style, **err.to_dict()})
+            err = compare_poses(ref, got, fps=fps)
+            scores = dance_scores(got, b, fps)
+            per_song.append(
+                {
+                    "song": song.path.name,
+                    "style": song.style,
+                    **err.to_dict(),
+                    "dance_fp32": ref_scores,
+                    "dance": scores,
+                    "dance_worse": dance_worse(ref_scores, scores),
+                }
+            )
         tol = TOLERANCES[precision]
         mean_deg = float(np.mean([s["rotation_mean_deg"] for s in per_song]))
         p99_deg = float(np.max([s["rotation_p99_deg"] for s in per_song]))
-        passed = mean_deg <= tol.mean_deg and p99_deg <= tol.p99_deg
+        dance_ok = not any(s["dance_worse"] for s in per_song)
+        passed = mean_deg <= tol.mean_deg and p99_deg <= tol.p99_deg and dance_ok
         frames_per_s = _speed(engine, inputs[0], batch=1, frames=chunk_frames, repeats=5)
         row = {
             "backend": backend,
@@ -111,7 +165,8 @@ def selfcheck(
             "rotation_max_deg": float(np.max([s["rotation_max_deg"] for s in per_song])),
             "trajectory_mse_norm": float(np.mean([s["trajectory_mse_norm"] for s in per_song])),
             "pose_mse_norm": float(np.mean([s["pose_mse_norm"] for s in per_song])),
-            "tolerance": {"mean_deg": tol.mean_deg, "p99_deg": tol.p99_deg},
+            "tolerance": {"mean_deg": tol.mean_deg, "p99_deg": tol.p99_deg, "dance": DANCE_TOLERANCES},
+            "dance_metrics_ok": dance_ok,
             "frames_per_s_batch1": frames_per_s,
             "songs": per_song,
         }
@@ -119,6 +174,7 @@ def selfcheck(
             f"{backend:12s} {precision:5s} {'PASS' if passed else 'FAIL'}  rotation mean {mean_deg:.4f} deg, "
             f"p99 {p99_deg:.4f} deg (tolerance {tol.mean_deg}/{tol.p99_deg}), "
             f"trajectory MSE {row['trajectory_mse_norm']:.2e} (pose {row['pose_mse_norm']:.2e}), "
+            f"dance metrics {'within' if dance_ok else 'BEYOND'} tolerance, "
             f"{frames_per_s:,.0f} frames/s at batch 1"
         )
         results.append(row)

@@ -1,7 +1,8 @@
 """The torch backends: the ONNX model's own computation run by torch.
 
-``torch-cuda`` runs it on an NVIDIA GPU with the recurrent per-frame work in
-fp16 and replays one CUDA graph per shape bucket: the batch is padded up to a
+``torch-cuda`` runs it on an NVIDIA GPU with the large matrix products in fp16
+(everything else, the recurrent state included, in fp32) and replays one CUDA
+graph per shape bucket: the batch is padded up to a
 power of two (padded rows are computed and thrown away, their state never
 kept), and each chunk length gets its own graph, so after the first call of a
 shape a whole chunk is one graph launch. With ``cuda_graphs=False`` and fp32 it
@@ -62,7 +63,7 @@ class TorchEngine:
     ----------
     model_path : the ONNX chunk model (fp32)
     device : torch device, e.g. ``"cuda:0"`` or ``"cpu"``
-    dtype : ``"fp16"`` or ``"fp32"``, the precision of the per-frame recurrent work
+    dtype : ``"fp16"`` or ``"fp32"``, the precision of the large matrix products
     cuda_graphs : capture and replay a CUDA graph per (batch bucket, chunk length)
     max_batch : largest batch expected; larger ones still run (in a larger bucket)
     compile_bodies : fuse each ``Scan`` body with ``torch.compile`` (one compile per model,
@@ -147,7 +148,8 @@ class TorchEngine:
             self._model,
             feeds,
             device=self.device,
-            inner_dtype=self.dtype,
+            inner_dtype=torch.float32,
+            matmul_dtype=self.dtype,
             outputs=self._outputs,
             compile_bodies=self.compile_bodies,
             compiled=self._compiled,

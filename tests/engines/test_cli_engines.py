@@ -34,7 +34,7 @@ def test_build_convert_only_writes_the_fp16_model(tiny_model, tmp_path, capsys):
         ]
     )
     assert code == 0
-    converted = list((tmp_path / "converted").glob("*-fp16.onnx"))
+    converted = list((tmp_path / "converted").glob("*-fp16-v*.onnx"))
     assert len(converted) == 1
     assert any(
         i.data_type == onnx.TensorProto.FLOAT16 for i in onnx.load(str(converted[0])).graph.initializer

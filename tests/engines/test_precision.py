@@ -48,13 +48,15 @@ def _chunks(engine, rng, n=3):
 
 
 @pytest.mark.parametrize("which", ["tiny", "shipped"])
-def test_fp16_keeps_float32_io_and_runs_the_loop_in_fp16(which, tiny_model, tmp_path, rng, request):
+def test_fp16_keeps_float32_io_and_runs_the_loop_products_in_fp16(which, tiny_model, tmp_path, rng, request):
     model = onnx.load(str(tiny_model)) if which == "tiny" else request.getfixturevalue("shipped")
     half = to_mixed_fp16(model)
     for vi in [*half.graph.input, *half.graph.output]:
         assert vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
     for body in _loop_bodies(half):
-        assert all(vi.type.tensor_type.elem_type != onnx.TensorProto.FLOAT for vi in body.input)
+        products = [n for n in body.node if n.op_type == "MatMul"]
+        assert products and all(n.input[1].endswith("__fp16") for n in products)
+        assert all(vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT for vi in body.input[-2:])
     assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in half.graph.initializer)
     inputs = make_inputs(OnnxRuntimeEngine(tiny_model).spec if which == "tiny" else _spec(model), 2, 48, rng)
     ref = _run(model, inputs, tmp_path, "fp32")
