@@ -12,7 +12,8 @@ Starts the real service (SeaweedFS S3, uvicorn, Celery workers) with
   against ``choreo render`` of the same song in the same run (a fresh process:
   imports and JIT compilation included, as a user runs it) and against
   ``render_song`` in a process already warmed by one song (the pipeline's
-  work alone). The ratios are the service's overhead.
+  work alone), each ``--repeats`` times while the stack is up and idle; the
+  ratios of the medians are the service's overhead.
 
 One GPU worker runs the engine (ONNX Runtime on the CPU here). Writes JSON to
 ``--out`` (default ``bench/results/service.json``)::
@@ -27,6 +28,7 @@ import csv
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,7 +89,8 @@ def _throughput(stack: LocalStack, songs: list[tuple[Path, float]], cpu_workers:
     }
 
 
-def _service_latency(stack: LocalStack, song: Path) -> dict[str, float]:
+def _service_latency(stack: LocalStack, song: Path) -> tuple[float, int]:
+    """Seconds from the submit request to every artifact downloaded, and how many artifacts."""
     with _client(stack) as client, tempfile.TemporaryDirectory() as out:
         sha = client.upload_track(song)["sha256"]
         start = time.perf_counter()
@@ -97,8 +100,7 @@ def _service_latency(stack: LocalStack, song: Path) -> dict[str, float]:
         if job["state"] != "done":
             raise RuntimeError(f"the long song's job ended {job['state']}: {job['error_message']}")
         files = client.download(job["id"], out)
-        end = time.perf_counter()
-    return {"service_submit_to_artifacts_s": round(end - start, 2), "artifacts": len(files)}
+        return round(time.perf_counter() - start, 2), len(files)
 
 
 def _embedded(song: Path, env: dict[str, str]) -> float:
@@ -125,16 +127,17 @@ from choreo.pipeline import RenderOptions, load_engine, render_song
 options, engine = RenderOptions(), load_engine()
 with tempfile.TemporaryDirectory() as out:
     render_song(Path(sys.argv[2]), Path(out), options, engine=engine)
-    start = time.perf_counter()
-    render_song(Path(sys.argv[1]), Path(out), options, engine=engine)
-    print(time.perf_counter() - start)
+    for _ in range(int(sys.argv[3])):
+        start = time.perf_counter()
+        render_song(Path(sys.argv[1]), Path(out), options, engine=engine)
+        print(time.perf_counter() - start)
 """
 
 
-def _embedded_warm(song: Path, warm_up: Path, env: dict[str, str]) -> float:
+def _embedded_warm(song: Path, warm_up: Path, env: dict[str, str], repeats: int) -> list[float]:
     """``render_song`` in a process already warmed by one song: the pipeline's work alone."""
     run = subprocess.run(
-        [sys.executable, "-c", _WARM_RENDER, str(song), str(warm_up)],
+        [sys.executable, "-c", _WARM_RENDER, str(song), str(warm_up), str(repeats)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -142,7 +145,7 @@ def _embedded_warm(song: Path, warm_up: Path, env: dict[str, str]) -> float:
     )
     if run.returncode != 0:
         raise RuntimeError(f"warm render failed: {run.stderr[-2000:]}")
-    return round(float(run.stdout.strip().splitlines()[-1]), 2)
+    return [round(float(line), 2) for line in run.stdout.split()[-repeats:]]
 
 
 def main() -> int:
@@ -151,6 +154,7 @@ def main() -> int:
     parser.add_argument("--songs", type=int, default=4, help="songs in the throughput album")
     parser.add_argument("--redis-db", type=int, default=12)
     parser.add_argument("--long-song", type=Path, default=LONG_SONG)
+    parser.add_argument("--repeats", type=int, default=3, help="timings of the long song, per way (medians)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "service.json")
     args = parser.parse_args()
 
@@ -184,24 +188,32 @@ def main() -> int:
                 print(f"{n} CPU worker(s): {row['songs_per_hour']} songs/h ({row['wall_s']} s)", flush=True)
                 results["throughput"].append(row)
                 if n == worker_counts[-1]:
-                    latency = _service_latency(stack, args.long_song)
-        embedded_s = _embedded(args.long_song, env)
-        embedded_warm_s = _embedded_warm(args.long_song, songs[0][0], env)
+                    # Measured while the stack is up and idle, so all three see the same machine.
+                    service = [_service_latency(stack, args.long_song) for _ in range(args.repeats)]
+                    cli = [_embedded(args.long_song, env) for _ in range(args.repeats)]
+                    warm = _embedded_warm(args.long_song, songs[0][0], env, args.repeats)
     finally:
         db.flushdb()
     duration_s = float(subprocess.run(
         ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(args.long_song)],
         capture_output=True, text=True,
     ).stdout.strip() or 0)  # fmt: skip
+    service_s = statistics.median(t for t, _ in service)
+    cli_s, warm_s = statistics.median(cli), statistics.median(warm)
     results["latency"] = {
         "song": args.long_song.name,
         "duration_s": round(duration_s, 1),
         "cpu_workers": worker_counts[-1],
-        **latency,
-        "embedded_choreo_render_s": embedded_s,
-        "embedded_warm_in_process_s": embedded_warm_s,
-        "ratio_to_choreo_render": round(latency["service_submit_to_artifacts_s"] / embedded_s, 2),
-        "ratio_to_warm_in_process": round(latency["service_submit_to_artifacts_s"] / embedded_warm_s, 2),
+        "repeats": args.repeats,
+        "artifacts": service[0][1],
+        "service_submit_to_artifacts_s": [t for t, _ in service],
+        "embedded_choreo_render_s": cli,
+        "embedded_warm_in_process_s": warm,
+        "median_service_s": service_s,
+        "median_choreo_render_s": cli_s,
+        "median_warm_in_process_s": warm_s,
+        "ratio_to_choreo_render": round(service_s / cli_s, 2),
+        "ratio_to_warm_in_process": round(service_s / warm_s, 2),
     }
     results["machine"]["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
     args.out.parent.mkdir(parents=True, exist_ok=True)
