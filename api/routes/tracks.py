@@ -22,9 +22,26 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/tracks", tags=["tracks"])
 
 _MULTIPART_OVERHEAD_BYTES = 64 * 1024
+_MULTIPART_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary", "description": "the song"}},
+                }
+            }
+        },
+    }
+}
+"""The body the upload route parses itself (streamed), described for the OpenAPI docs."""
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=TrackPublic)
+@router.post(
+    "", status_code=status.HTTP_201_CREATED, response_model=TrackPublic, openapi_extra=_MULTIPART_BODY
+)
 async def upload_track(request: Request, ctx: Ctx, key: ContentKey) -> TrackPublic:
     """Upload a song as multipart/form-data (field ``file``); it is named by its SHA-256."""
     limit = ctx.settings.max_upload_bytes

@@ -271,6 +271,9 @@ def test_health_readiness_and_metrics(stack: ServiceStack, album: Album) -> None
         assert ready.status_code == 200
         assert ready.json()["checks"] == {"redis": "ok", "storage": "ok"}
         text = client.get("/metrics").text
+        assert client.get("/docs").status_code == 200
+        spec = client.get("/openapi.json").json()
+        assert "multipart/form-data" in spec["paths"]["/v1/tracks"]["post"]["requestBody"]["content"]
     assert 'choreo_queue_depth{queue="cpu"}' in text
     assert 'choreo_queue_depth{queue="gpu"}' in text
     assert 'choreo_job_duration_seconds_count{state="done"}' in text
