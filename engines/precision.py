@@ -190,10 +190,16 @@ def to_mixed_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _quantize(
-    model: onnx.ModelProto, nodes: list[str], feeds: list[dict[str, np.ndarray]]
+    model: onnx.ModelProto, nodes: list[str], feeds: list[dict[str, np.ndarray]], method: str
 ) -> onnx.ModelProto:
     """``quantize_static`` in QDQ format (symmetric int8, per-channel weights) on the named nodes."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     class _Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -220,6 +226,9 @@ def _quantize(
             weight_type=QuantType.QInt8,
             per_channel=True,
             nodes_to_quantize=nodes,
+            calibrate_method={"minmax": CalibrationMethod.MinMax, "percentile": CalibrationMethod.Percentile}[
+                method
+            ],
             extra_options={
                 "ActivationSymmetric": True,
                 "WeightSymmetric": True,
@@ -227,6 +236,12 @@ def _quantize(
             },
         )
         return onnx.load(str(dst))
+
+
+def _without(nodes: list[str], graph: onnx.GraphProto, weights: set[str]) -> list[str]:
+    """``nodes`` less those whose weight input is one of ``weights``."""
+    by_name = {n.name: n for n in graph.node}
+    return [name for name in nodes if by_name[name].input[1] not in weights]
 
 
 def _body_model(model: onnx.ModelProto, loop: onnx.NodeProto) -> onnx.ModelProto:
@@ -301,7 +316,12 @@ def _scan_step_feeds(
 
 
 def quantize_int8(
-    model: onnx.ModelProto, chunks: Iterable[Mapping[str, np.ndarray]], *, rows_per_item: int = 512
+    model: onnx.ModelProto,
+    chunks: Iterable[Mapping[str, np.ndarray]],
+    *,
+    rows_per_item: int = 512,
+    method: str = "minmax",
+    keep_fp32: Iterable[str] = (),
 ) -> onnx.ModelProto:
     """Post-training INT8 quantization (Q/DQ) calibrated on real chunks.
 
@@ -311,10 +331,13 @@ def quantize_int8(
     chunks : calibration feeds for the whole chunk model (conditioning and ``state_in_*``),
         taken from real songs of different tempi and styles (see :mod:`engines.calibration`)
     rows_per_item : per-frame rows stacked into one calibration item of a loop body
+    method : activation range calibration, ``"minmax"`` or ``"percentile"``
+    keep_fp32 : names of weight initializers whose products stay unquantized
     """
     chunk_list = [dict(c) for c in chunks]
     if not chunk_list:
         raise EngineError("int8 quantization needs at least one calibration chunk")
+    keep = set(keep_fp32)
     base = onnx.ModelProto()
     base.CopyFrom(model)
     _name_nodes(base.graph)
@@ -326,12 +349,12 @@ def quantize_int8(
             raise EngineError("int8 quantization of Loop bodies is not supported; export the model with Scan")
         body_model = _body_model(base, loop)
         body_inits = {i.name: i for i in body_model.graph.initializer}
-        nodes = heavy_matmuls(body_model.graph, body_inits)
+        nodes = _without(heavy_matmuls(body_model.graph, body_inits), body_model.graph, keep)
         if nodes:
             feeds = _scan_step_feeds(base, loop, chunk_list, rows_per_item)
-            quantized_bodies[loop.name] = _quantize(body_model, nodes, feeds).graph
-    outer_nodes = heavy_matmuls(base.graph, inits)
-    result = _quantize(base, outer_nodes, chunk_list) if outer_nodes else base
+            quantized_bodies[loop.name] = _quantize(body_model, nodes, feeds, method).graph
+    outer_nodes = _without(heavy_matmuls(base.graph, inits), base.graph, keep)
+    result = _quantize(base, outer_nodes, chunk_list, method) if outer_nodes else base
     for node in result.graph.node:
         if node.name in quantized_bodies:
             for attr in node.attribute:
