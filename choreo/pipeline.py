@@ -24,6 +24,7 @@ from choreo.generate import generate_poses, song_inputs
 from choreo.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
+from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import SUPPORTED_FPS, Settings, get_settings
 from choreo.styles import AUTO, STYLES, resolve_style
@@ -167,12 +168,12 @@ def generate_motion(
 
 
 def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) -> Motion:
-    """Post-process a raw dance and bring it to the requested frame rate.
+    """Post-process a raw dance, turn it to face +Z, and bring it to the requested frame rate.
 
     The result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs
     from the song's first second to its last.
     """
-    motion = postprocess(raw)
+    motion = postprocess(face_front(raw))
     if options.in_place:
         motion = in_place(motion)
     n_frames = int(np.ceil(features.duration_s * options.fps - 1e-9))
