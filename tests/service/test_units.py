@@ -122,3 +122,18 @@ def test_storage_errors_say_whether_retrying_can_help() -> None:
     with pytest.raises(StorageError) as info:
         nobody.ping()
     assert info.value.transient, "an unreachable endpoint is worth retrying"
+
+
+def test_intensity_levels_follow_the_configured_bounds() -> None:
+    from choreo.service.context import ServiceContext
+    from choreo.service.routines import intensity_level
+
+    ctx = ServiceContext.from_settings(ServiceSettings())
+    assert [intensity_level(ctx, v) for v in (0.3, 1.069, 1.07, 1.2, 1.32, 2.0)] == [
+        "low",
+        "low",
+        "medium",
+        "medium",
+        "high",
+        "high",
+    ]
