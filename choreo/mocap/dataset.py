@@ -31,7 +31,9 @@ from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.contact_sheet import write_contact_sheet
 from choreo.mocap.mirror import mirror
+from choreo.mocap.quality import retarget_quality
 from choreo.mocap.retarget import face_forward, retarget
+from choreo.mocap.rigs import detect_rig
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.mocap.trim import active_span
@@ -94,13 +96,17 @@ _SONG_SUFFIXES = (".ogg", ".opus", ".mp3", ".wav", ".flac")
 
 @dataclass(frozen=True)
 class Clip:
-    """One retargeted mocap clip at its own frame rate."""
+    """One retargeted mocap clip at its own frame rate, cut to its dance.
+
+    ``quality`` holds the kept frame range and :func:`choreo.mocap.quality.retarget_quality`.
+    """
 
     name: str
     style: str
     source: str
     motion: Motion
     held_out: bool
+    quality: dict
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,9 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
         if not files:
             raise ParameterError(f"--mocap {mocap_dir}: no BVH files in {folder}/")
         for path in files:
-            full = retarget(read_bvh(path), source=str(path))
+            bvh = read_bvh(path)
+            rig = detect_rig(bvh, str(path))
+            full = retarget(bvh, rig, source=str(path))
             start, stop = active_span(full)
             cut = face_forward(
                 full.replace(
@@ -149,7 +157,10 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
             root = cut.root_translation.copy()
             root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
             motion = cut.replace(root_translation=root)
-            clip = Clip(path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS)
+            quality = {"frames_kept": [start, stop, full.n_frames], **retarget_quality(bvh, rig, full)}
+            clip = Clip(
+                path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS, quality
+            )
             if sheets_dir is not None:
                 title = f"{clip.source} ({style}), frames {start}-{stop} of {full.n_frames} kept"
                 write_contact_sheet(motion, sheets_dir / f"{path.stem}.png", title=title)
@@ -413,7 +424,8 @@ def build_dataset(
             "mocap": "CMU Graphics Lab Motion Capture Database, mocap.cs.cmu.edu (free for research and "
             "commercial use; the data itself must not be resold)",
             "clips": [
-                {"clip": c.name, "style": c.style, "file": c.source, "held_out": c.held_out} for c in clips
+                {"clip": c.name, "style": c.style, "file": c.source, "held_out": c.held_out, **c.quality}
+                for c in clips
             ],
             "songs": [{"song": s.name, "licence": s.licence, "held_out": s.held_out} for s in songs],
         },

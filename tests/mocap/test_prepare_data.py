@@ -90,6 +90,8 @@ def test_meta_lists_sources_held_out_sets_and_credit(small_dataset: Path) -> Non
         <= meta["train"]["stretch_max"]
         <= MAX_STRETCH + 1e-6
     )
+    for clip in meta["sources"]["clips"]:
+        assert 0.0 <= clip["foot_skate_smpl"] <= 1.0 and clip["frames_kept"][1] <= clip["frames_kept"][2]
     licences = {s["song"]: s["licence"] for s in meta["sources"]["songs"]}
     assert "Creative Commons" in licences["Kevin_MacLeod_-_Vibe_Ace.hq.ogg"]
 

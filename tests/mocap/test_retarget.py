@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
+from choreo.mocap.quality import retarget_quality
 from choreo.mocap.retarget import FLOOR_CLEARANCE_M, facing_angle, retarget, source_joint_positions
 from choreo.mocap.rigs import detect_rig
 from choreo.motion.bvh_reader import BvhData
@@ -124,3 +125,15 @@ def test_z_up_source_is_refused(source_clips: dict[str, BvhData]) -> None:
     )
     with pytest.raises(ParameterError, match="lying.bvh: .*expects Y up"):
         retarget(lying, source="lying.bvh")
+
+
+@pytest.mark.parametrize("style", ["salsa", "modern", "whirl"])
+def test_retargeting_keeps_the_sources_foot_contacts(
+    source_clips: dict[str, BvhData], retargeted: dict[str, Motion], style: str
+) -> None:
+    bvh = source_clips[style]
+    quality = retarget_quality(bvh, detect_rig(bvh), retargeted[style])
+    # retargeting adds no sliding: SMPL's feet skate at most a little more often than the performer's
+    # (the mocap itself is not skate-free; contact heights differ with the feet's build, hence the margin)
+    assert quality["foot_skate_smpl"] < quality["foot_skate_source"] + 0.1
+    assert quality["feet_p5_m"] == pytest.approx(FLOOR_CLEARANCE_M, abs=0.005)
