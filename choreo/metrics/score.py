@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from choreo.metrics.beat_align import beat_align_score
+from choreo.metrics.beat_align import beat_align_score, kinematic_beats
 from choreo.metrics.diversity import kinetic_features
 from choreo.metrics.foot_skate import foot_skate_ratio
 from choreo.metrics.freeze import freeze_ratio, motion_energy
@@ -25,7 +25,9 @@ class DanceScores:
 
     ``energy`` is the mean squared joint speed over the whole dance (m^2/s^2,
     :func:`~choreo.metrics.freeze.motion_energy`): a dance that barely moves
-    skates and jerks little, and this number shows it.
+    skates and jerks little, and this number shows it. ``kinematic_beats_per_s``
+    is how often the dance pauses (the kinematic beats of the beat alignment
+    score): a trembling dance pauses very often and gets beat alignment for free.
     """
 
     fps: float
@@ -37,6 +39,7 @@ class DanceScores:
     freeze_ratio: float | None
     limit_violations: int
     energy: float
+    kinematic_beats_per_s: float
     kinetic: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict[str, float | int | None]:
@@ -51,6 +54,7 @@ class DanceScores:
             "freeze_ratio": None if self.freeze_ratio is None else round(self.freeze_ratio, 4),
             "limit_violations": self.limit_violations,
             "energy": round(self.energy, 4),
+            "kinematic_beats_per_s": round(self.kinematic_beats_per_s, 3),
         }
 
 
@@ -79,5 +83,6 @@ def score_motion(motion: Motion, music_beat_times_s: np.ndarray) -> DanceScores:
         freeze_ratio=freeze_ratio(positions, fps=fps),
         limit_violations=limit_violations(motion),
         energy=motion_energy(positions, fps=fps),
+        kinematic_beats_per_s=kinematic_beats(positions).size / motion.duration_s,
         kinetic=kinetic_features(positions, fps=fps),
     )

@@ -76,10 +76,11 @@ def test_score_motion_gives_every_number() -> None:
     row = scores.to_dict()
     assert set(row) == {
         "fps", "duration_s", "beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations",
-        "energy",
+        "energy", "kinematic_beats_per_s",
     }  # fmt: skip
     assert row["fps"] == FPS and row["duration_s"] == pytest.approx(130.0)
     assert row["beat_align"] > 0.8  # the arm reverses and the body bottoms out on every beat
     assert row["foot_skate"] == 0.0 and row["limit_violations"] == 0
     assert row["freeze_ratio"] == pytest.approx(1.0, abs=0.02)
     assert scores.kinetic.shape == (72,)
+    assert row["kinematic_beats_per_s"] == pytest.approx(1.0, abs=0.05)  # one pause per beat

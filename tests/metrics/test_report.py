@@ -21,6 +21,7 @@ def _row(
         freeze_ratio=freeze,
         limit_violations=0,
         energy=1.0,
+        kinematic_beats_per_s=1.0,
         kinetic=np.full(72, kin),
     )
     clip = None if seed is not None else f"clip_{song}"
