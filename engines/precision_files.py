@@ -98,7 +98,7 @@ def precision_model(model_path: Path, precision: str, settings: EngineSettings) 
             chunks = calibration_chunks(
                 songs, reference, lambda song, spec: song_model_inputs(song, spec, settings.cache_dir)
             )
-            _save(quantize_int8(onnx.load(str(model_path)), chunks), target)
+            _save(to_mixed_fp16(quantize_int8(onnx.load(str(model_path)), chunks)), target)
         return target, file_sha256(target)
     raise ParameterError(f"precision must be fp32, fp16 or int8, got {precision!r}")
 

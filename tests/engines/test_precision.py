@@ -76,7 +76,7 @@ def test_int8_puts_qdq_inside_the_scan_body_and_outside(shipped, tmp_path, rng):
     engine_path = tmp_path / "fp32.onnx"
     onnx.save(shipped, str(engine_path))
     engine = OnnxRuntimeEngine(engine_path, threads=1)
-    quantized = quantize_int8(shipped, _chunks(engine, rng))
+    quantized = quantize_int8(shipped, _chunks(engine, rng), quantize_loops=True)
     outer_ops = {n.op_type for n in quantized.graph.node}
     body_ops = {n.op_type for b in _loop_bodies(quantized) for n in b.node}
     assert {"QuantizeLinear", "DequantizeLinear"} <= outer_ops
@@ -91,10 +91,18 @@ def test_int8_puts_qdq_inside_the_scan_body_and_outside(shipped, tmp_path, rng):
     assert rotation_error_deg(ref.reshape(-1, 75), got.reshape(-1, 75)).mean() < 5.0
 
 
-def test_int8_of_a_loop_model_is_refused_clearly(tiny_model, rng):
+def test_int8_of_a_loop_model_body_is_refused_clearly(tiny_model, rng):
     engine = OnnxRuntimeEngine(tiny_model, threads=1)
     with pytest.raises(EngineError, match="Loop bodies"):
-        quantize_int8(onnx.load(str(tiny_model)), _chunks(engine, rng))
+        quantize_int8(onnx.load(str(tiny_model)), _chunks(engine, rng), quantize_loops=True)
+
+
+def test_default_int8_leaves_the_recurrent_loop_alone(shipped, tmp_path, rng):
+    path = tmp_path / "fp32.onnx"
+    onnx.save(shipped, str(path))
+    quantized = quantize_int8(shipped, _chunks(OnnxRuntimeEngine(path, threads=1), rng))
+    assert "QuantizeLinear" in {n.op_type for n in quantized.graph.node}
+    assert "QuantizeLinear" not in {n.op_type for b in _loop_bodies(quantized) for n in b.node}
 
 
 def test_rotation_error_of_a_known_turn():
