@@ -8,8 +8,9 @@ DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 .PHONY: demo test lint format system-deps venv bench up down clean
 
 # Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
-# libsndfile (decoding), Node.js (the Khronos glTF validator). Installed only where missing.
-SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm
+# libsndfile (decoding), Node.js (the Khronos glTF validator and three.js checks), docker-compose
+# (validates docker-compose.yml; there is no Docker engine here). Installed only where missing.
+SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm docker-compose:docker-compose
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from choreo.audio import MusicFeatures, analyze_song, song_sha256
-from choreo.errors import ParameterError
+from choreo.errors import EngineError, ParameterError
 from choreo.generate import generate_poses, song_inputs
 from choreo.motion import Motion
 from choreo.motion.resample import resample
@@ -153,9 +153,20 @@ def prepare_song(path: Path, options: RenderOptions, settings: Settings | None =
 
 
 def generate_motion(
-    engine: Engine, features: MusicFeatures, options: RenderOptions, settings: Settings | None = None
+    engine: Engine,
+    features: MusicFeatures,
+    options: RenderOptions,
+    settings: Settings | None = None,
+    *,
+    run_song: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None,
 ) -> Motion:
-    """The raw dance for a song at the model's native frame rate."""
+    """The raw dance for a song at the model's native frame rate.
+
+    ``run_song`` turns the song's whole-length model inputs into poses
+    ``[N, 75]``; by default the song runs alone through ``engine`` chunk by
+    chunk. A GPU worker passes its sequence batcher's ``generate`` instead, so
+    its songs share engine calls and still get exactly this dance.
+    """
     settings = settings or get_settings()
     if features.fps != engine.spec.native_fps:
         raise ParameterError(
@@ -163,7 +174,12 @@ def generate_motion(
         )
     style = resolve_style(options.style, features.tempo_bpm)
     inputs = song_inputs(features.features, style=style, seed=options.seed, spec=engine.spec)
-    poses = generate_poses(engine, inputs, chunk_frames=settings.chunk_frames)
+    if run_song is None:
+        poses = generate_poses(engine, inputs, chunk_frames=settings.chunk_frames)
+    else:
+        poses = run_song(inputs)
+        if not np.isfinite(poses).all():
+            raise EngineError("the engine produced non-finite poses")
     return Motion.from_array(poses.astype(np.float64), fps=features.fps)
 
 

@@ -18,14 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from choreo.audio import MusicFeatures
-from choreo.errors import EngineError, ParameterError
-from choreo.generate import song_inputs
 from choreo.motion import Motion
 from choreo.motion.kinematics import joint_positions
 from choreo.pipeline import (
     RenderOptions,
     export_dance,
     finish_motion,
+    generate_motion,
     prepare_song,
     provenance_for,
 )
@@ -115,30 +114,6 @@ def _load_features(ctx: ServiceContext, job_id: str, tmp: Path) -> MusicFeatures
     return MusicFeatures.from_npz(path)
 
 
-def batched_motion(batcher: SequenceBatcher, features: MusicFeatures, options: RenderOptions) -> Motion:
-    """The raw dance :func:`choreo.pipeline.generate_motion` makes, generated through the batcher.
-
-    The worker's :class:`~engines.batcher.SequenceBatcher` packs this song's
-    chunks into the same engine calls as every other song the process is
-    generating; the model is causal, so each song's poses are its own.
-
-    Raises
-    ------
-    ParameterError
-        When the features are not at the model's frame rate.
-    EngineError
-        When the engine fails on this song or produces non-finite poses.
-    """
-    spec = batcher.engine.spec
-    if features.fps != spec.native_fps:
-        raise ParameterError(f"features are at {features.fps} fps but the model runs at {spec.native_fps}")
-    style = resolve_style(options.style, features.tempo_bpm)
-    poses = batcher.generate(song_inputs(features.features, style=style, seed=options.seed, spec=spec))
-    if not np.isfinite(poses).all():
-        raise EngineError("the engine produced non-finite poses")
-    return Motion.from_array(poses.astype(np.float64), fps=features.fps)
-
-
 def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
     """Generate the raw dance (``work/raw_motion.npy``) and the provenance it was made with."""
     job = _live_job(ctx, job_id)
@@ -149,7 +124,7 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
     with tempfile.TemporaryDirectory(prefix="choreo-generate-") as tmp_name:
         tmp = Path(tmp_name)
         features = _load_features(ctx, job_id, tmp)
-        raw = batched_motion(batcher, features, options)
+        raw = generate_motion(batcher.engine, features, options, run_song=batcher.generate)
         raw_path = tmp / "raw_motion.npy"
         np.save(raw_path, raw.to_array().astype(np.float32))
         ctx.storage.upload_file(raw_path, _work_key(job_id, "raw_motion.npy"))
