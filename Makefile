@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) is required"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,train]'
 	touch $@
 
 venv: system-deps $(VENV)/.installed

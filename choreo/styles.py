@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from choreo.errors import ParameterError
 
-__all__ = ["AUTO", "STYLES", "auto_style", "resolve_style"]
+__all__ = ["AUTO", "STYLES", "auto_style", "auto_style_bands", "resolve_style"]
 
 STYLES: tuple[str, ...] = ("salsa", "modern", "breakdance", "whirl")
 AUTO = "auto"
@@ -20,6 +20,11 @@ _AUTO_TEMPO_BANDS: tuple[tuple[float, str], ...] = (
     (132.0, "salsa"),
     (float("inf"), "breakdance"),
 )
+
+
+def auto_style_bands() -> tuple[tuple[float, str], ...]:
+    """``(upper tempo bound in BPM, style)`` pairs that ``auto`` chooses by, slowest first."""
+    return _AUTO_TEMPO_BANDS
 
 
 def auto_style(tempo_bpm: float) -> str:

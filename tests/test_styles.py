@@ -23,3 +23,12 @@ def test_named_styles_resolve_to_themselves(style: str) -> None:
 def test_unknown_style_names_the_choices() -> None:
     with pytest.raises(ParameterError, match="unknown style 'tango'.*salsa"):
         resolve_style("tango")
+
+
+def test_styles_verb_lists_every_style_and_auto(capsys: pytest.CaptureFixture[str]) -> None:
+    from choreo.cli.main import main
+
+    assert main(["styles"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[: len(STYLES)] == list(STYLES)
+    assert lines[-1].startswith("auto (by tempo: modern 0-96 BPM")

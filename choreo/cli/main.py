@@ -16,6 +16,7 @@ __all__ = ["main"]
 
 VERB_MODULES = (
     "render",
+    "styles",
     "train",
     "prepare_data",
     "eval",

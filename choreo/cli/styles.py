@@ -1,0 +1,30 @@
+"""``choreo styles``: the dance styles the model knows, and how ``auto`` chooses."""
+
+from __future__ import annotations
+
+import argparse
+
+from choreo.styles import STYLES, auto_style_bands
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``styles`` verb."""
+    parser = subparsers.add_parser("styles", help="list the dance styles")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one style a line, then the tempo bands ``auto`` uses."""
+    for style in STYLES:
+        print(style)
+    lower = 0.0
+    bands = []
+    for upper, style in auto_style_bands():
+        bands.append(
+            f"{style} from {lower:g} BPM" if upper == float("inf") else f"{style} {lower:g}-{upper:g} BPM"
+        )
+        lower = upper
+    print(f"auto (by tempo: {', '.join(bands)})")
+    return 0
