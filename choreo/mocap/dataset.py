@@ -221,14 +221,13 @@ def _beat_align(motion: Motion, music_beats_s: np.ndarray) -> float:
         return 0.0
 
 
-def retime(
-    motion: Motion, song: MusicFeatures, start_s: float, *, fps: int = DATA_FPS
-) -> tuple[TimeWarp, int, Motion] | None:
-    """Warp ``motion`` onto the beats of ``song`` starting near ``start_s``.
+def retime(motion: Motion, song: MusicFeatures, start_s: float) -> tuple[TimeWarp, int, Motion] | None:
+    """Warp ``motion`` onto the beats of ``song``, starting at or after ``start_s`` seconds.
 
-    Returns ``(warp, first song frame, motion sampled at fps on the song grid)``
-    or None when no warp fits inside the song.
+    Returns ``(warp, first song frame, motion sampled on the song's frame grid
+    at :data:`DATA_FPS`)`` or None when no warp fits inside the song.
     """
+    fps = DATA_FPS
     source_30 = resample(motion, DATA_FPS)
     kin_s = kinematic_beats(source_30) / DATA_FPS
     duration_s = (motion.n_frames - 1) / motion.fps
