@@ -22,6 +22,7 @@ from choreo.postprocess.contacts import (
     UP_AXIS,
     foot_point_indices,
     foot_positions,
+    horizontal_speed_m_s,
     point_contacts,
     sole_clearance_m,
 )
@@ -42,15 +43,30 @@ def sole_heights_m(motion: Motion) -> np.ndarray:
     return positions[..., UP_AXIS] - sole_clearance_m(motion.skeleton)
 
 
-def floor_offset_m(motion: Motion) -> float:
-    """Where the motion's own floor lies: a low percentile of the lowest sole height, metres.
+def floor_offset_m(motion: Motion, *, contact_speed_m_s: float = GROUND_CONTACT_SPEED_M_S) -> float:
+    """Where the motion's own floor lies, metres: 0 for a motion already standing on y = 0.
 
-    Robust to jumps (the feet are on the floor in most frames) and to a few
-    frames of a foot sinking. 0 for a motion already standing on y = 0.
+    The floor is the median height of the lowest sole over the frames in
+    which a foot point moves slower than ``contact_speed_m_s`` (a planted foot),
+    or, if no foot is ever that slow, the 5th percentile over all frames. The
+    median of planted frames is robust both to jumps (few, and seldom slow) and
+    to feet that sink now and then (a low percentile would follow the sinking).
     """
     if motion.n_frames == 0:
         return 0.0
-    return float(np.percentile(sole_heights_m(motion).min(axis=1), _FLOOR_PERCENTILE))
+    joints = foot_positions(motion)
+    lowest = (joints[..., UP_AXIS] - sole_clearance_m(motion.skeleton)).min(axis=1)
+    return _floor_height(joints, lowest, motion.fps, contact_speed_m_s)
+
+
+def _floor_height(joints: np.ndarray, lowest: np.ndarray, fps: float, contact_speed_m_s: float) -> float:
+    if joints.shape[0] < 2:
+        return float(lowest.min())
+    speed = horizontal_speed_m_s(joints, fps)
+    slow = np.any(np.concatenate([speed, speed[-1:]], axis=0) < contact_speed_m_s, axis=1)
+    if not np.any(slow):
+        return float(np.percentile(lowest, _FLOOR_PERCENTILE))
+    return float(np.median(lowest[slow]))
 
 
 def align_floor(motion: Motion) -> Motion:
@@ -90,8 +106,8 @@ def ground_feet(
     -------
     Motion
         A new motion whose root height differs by a per-frame correction. The
-        floor is first estimated as a low percentile of the lowest sole
-        height (so a motion that is sunk or floats as a whole moves as a whole);
+        floor is first estimated by :func:`floor_offset_m` (so a motion that is
+        sunk or floats as a whole moves as a whole);
         contact frames then have their lowest sole exactly at 0, the other
         frames interpolate the correction of the neighbouring contacts, raised
         where needed so no sole, and no other joint centre, is ever below 0.
@@ -111,7 +127,7 @@ def ground_feet(
 
     joints = foot_positions(motion)
     lowest = (joints[..., UP_AXIS] - sole_clearance_m(motion.skeleton)).min(axis=1)
-    floor_shift = -float(np.percentile(lowest, _FLOOR_PERCENTILE))
+    floor_shift = -_floor_height(joints, lowest, motion.fps, contact_speed_m_s)
     joints[..., UP_AXIS] += floor_shift
     contact = point_contacts(
         joints,

@@ -109,3 +109,15 @@ def test_smoothing_keeps_foot_jitter_out_of_the_body(
         return float(np.abs(np.diff(m.root_translation[:, 1], n=3)).mean())
 
     assert root_jerk(smooth) < 0.5 * root_jerk(snapped)
+
+
+def test_floor_is_where_planted_feet_stand_not_where_they_sink(standing: Callable[..., Motion]) -> None:
+    # Planted feet that sink 10 cm in a fifth of the frames: the floor stays where they
+    # stand the rest of the time, and the sinking frames are lifted onto it.
+    motion = standing(100)
+    root = motion.root_translation.copy()
+    root[::5, 1] -= 0.10
+    sinking = motion.replace(root_translation=root)
+    assert floor_offset_m(sinking) == pytest.approx(0.0, abs=1e-9)
+    grounded = ground_feet(sinking, smooth_cutoff_hz=None)
+    np.testing.assert_allclose(sole_heights_m(grounded).min(axis=1), 0.0, atol=1e-9)
