@@ -49,10 +49,12 @@ class Tolerance:
 
 TOLERANCES = {
     "fp32": Tolerance(mean_deg=0.01, p99_deg=0.1),
-    "fp16": Tolerance(mean_deg=0.5, p99_deg=3.0),
-    "int8": Tolerance(mean_deg=2.0, p99_deg=10.0),
+    "fp16": Tolerance(mean_deg=0.1, p99_deg=1.0),
+    "int8": Tolerance(mean_deg=0.5, p99_deg=3.0),
 }
-"""Documented per-precision tolerances against ONNX Runtime fp32 (see docs/engines.md)."""
+"""Per-precision tolerances against ONNX Runtime fp32 over each song's first minute (docs/engines.md):
+about ten times what ONNX Runtime measured for the converted models on real songs with the trained model
+(fp16 0.009 / 0.11 degrees, int8 0.077 / 0.94), leaving room for other kernels' rounding."""
 
 DANCE_TOLERANCES = {"beat_align": -0.02, "foot_skate": 0.02, "pfc": 0.005, "jerk": 0.10}
 """How much worse a dance metric of the post-processed dance may get than with fp32: beat alignment may
