@@ -184,18 +184,19 @@ def generate_motion(
 
 
 def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) -> Motion:
-    """Post-process a raw dance, turn it to face +Z, and bring it to the requested frame rate.
+    """Turn a raw dance to face +Z, bring it to the requested frame rate, and post-process it.
 
-    The result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs
-    from the song's first second to its last.
+    Resampling comes before post-processing, so that the low-pass filter also
+    smooths the kinks slerp leaves at the model's frames when upsampling. The
+    result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
+    the song's first second to its last.
     """
-    motion = postprocess(face_front(raw))
-    if options.in_place:
-        motion = in_place(motion)
+    motion = face_front(raw)
     n_frames = int(np.ceil(features.duration_s * options.fps - 1e-9))
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
-    return motion
+    motion = postprocess(motion)
+    return in_place(motion) if options.in_place else motion
 
 
 def export_dance(

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from choreo.audio import MusicFeatures
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
+from choreo.metrics.music_beats import librosa_beat_times
 from choreo.metrics.reference import ReferenceDance, load_reference
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import score_motion
@@ -71,10 +71,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
 
-    cache: dict[Path, MusicFeatures] = {}
     failures: list[dict[str, str]] = []
-    rows = _score_songs(args, engine, cache, failures)
-    reference_rows = _score_reference_clips(args, reference, cache, failures)
+    rows = _score_songs(args, engine, failures)
+    reference_rows = _score_reference_clips(args, reference, failures)
     diversity = diversity_report(rows, reference_rows)
     summary = goal_report(rows, reference_rows)
 
@@ -103,23 +102,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _score_songs(
-    args: argparse.Namespace, engine: Engine, cache: dict[Path, MusicFeatures], failures: list[dict[str, str]]
-) -> list[EvalRow]:
+def _score_songs(args: argparse.Namespace, engine: Engine, failures: list[dict[str, str]]) -> list[EvalRow]:
     """Render and score every song with every seed; beat alignment also at the other rate."""
     rows = []
     for song in tqdm(args.songs, desc="scoring", unit="song", file=sys.stderr):
         try:
-            features = _features(song, RenderOptions(fps=args.fps, style=args.style), cache)
+            features = prepare_song(song, RenderOptions(fps=args.fps, style=args.style))
+            beats = librosa_beat_times(song)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
                 raw = generate_motion(engine, features, options)
-                scores = score_motion(finish_motion(raw, features, options), features.beat_times)
+                scores = score_motion(finish_motion(raw, features, options), beats)
                 by_fps = {args.fps: scores.beat_align}
                 for fps in EVAL_FPS:
                     if fps != args.fps:
                         other = RenderOptions(fps=fps, seed=seed, style=args.style)
-                        by_fps[fps] = _beat_align(finish_motion(raw, features, other), features.beat_times)
+                        by_fps[fps] = _beat_align(finish_motion(raw, features, other), beats)
                 rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
         except ChoreoError as exc:
             failures.append({"song": str(song), "error": str(exc), "code": exc.code})
@@ -130,7 +128,6 @@ def _score_songs(
 def _score_reference_clips(
     args: argparse.Namespace,
     reference: list[ReferenceDance],
-    cache: dict[Path, MusicFeatures],
     failures: list[dict[str, str]],
 ) -> list[EvalRow]:
     """Score every retimed clip; beat alignment also at the other rate where the file holds it."""
@@ -146,18 +143,11 @@ def _score_reference_clips(
                 for clips in other_rates
                 if len(clips) == len(reference) and (clips[i].clip, clips[i].song) == (dance.clip, dance.song)
             ]
-            rows.append(_score_reference(dance, others, options, args, cache))
+            rows.append(_score_reference(dance, others, options, args))
         except ChoreoError as exc:
             failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})
             print(f"reference clip {dance.clip} not scored: {exc}", file=sys.stderr)
     return rows
-
-
-def _features(song: Path, options: RenderOptions, cache: dict[Path, MusicFeatures]) -> MusicFeatures:
-    key = Path(song).resolve()
-    if key not in cache:
-        cache[key] = prepare_song(song, options)
-    return cache[key]
 
 
 def _score_reference(
@@ -165,20 +155,19 @@ def _score_reference(
     other_rates: list[ReferenceDance],
     options: RenderOptions,
     args: argparse.Namespace,
-    cache: dict[Path, MusicFeatures],
 ) -> EvalRow:
     """Score one retimed clip against the beats of its song window, with the same measures.
 
     ``other_rates`` are the same clip at other frame rates: only their beat alignment is taken.
     """
     song = _find_song(dance.song, args.songs, args.music_dir)
-    features = _features(song, options, cache)
+    beats = librosa_beat_times(song)
     # Recorded mocap keeps its own floor height; calibrate it to y = 0 by one constant
     # (nothing inside the motion changes) so the foot-contact thresholds mean the same.
-    scores = score_motion(align_floor(dance.motion), dance.beats_in_clip(features.beat_times))
+    scores = score_motion(align_floor(dance.motion), dance.beats_in_clip(beats))
     by_fps = {options.fps: scores.beat_align}
     for other in other_rates:
-        by_fps[int(other.motion.fps)] = _beat_align(other.motion, other.beats_in_clip(features.beat_times))
+        by_fps[int(other.motion.fps)] = _beat_align(other.motion, other.beats_in_clip(beats))
     return EvalRow(dance.song, None, scores, clip=dance.clip, style=dance.style, beat_align_by_fps=by_fps)
 
 
