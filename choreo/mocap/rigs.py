@@ -60,8 +60,9 @@ def _sided(template: dict[str, str | tuple[str, ...]], left: str, right: str) ->
     return out
 
 
-def _rig(name: str, marker: str, left: str, right: str, pos: dict, rot: dict) -> SourceRig:
-    orient = {k: v[0] for k, v in _sided(rot, left, right).items()}
+def _rig(name: str, marker: str, left: str, right: str, pos: dict, rot: dict | None = None) -> SourceRig:
+    """A rig from ``{side}`` templates; ``rot`` left out means each positioning joint also orients."""
+    orient = {k: v[0] for k, v in _sided(pos if rot is None else rot, left, right).items()}
     return SourceRig(name, marker, _sided(pos, left, right), orient)
 
 
@@ -126,22 +127,6 @@ _NEO = _rig(
         "{side}_elbow": "Neo_{s}ForeArm",
         "{side}_wrist": "Neo_{s}Hand",
     },
-    {
-        "pelvis": "Neo_Hips",
-        "{side}_hip": "Neo_{s}UpLeg",
-        "{side}_knee": "Neo_{s}Leg",
-        "{side}_ankle": "Neo_{s}Foot",
-        "{side}_foot": "Neo_{s}ToeBase",
-        "spine1": "Neo_Spine",
-        "spine2": "Neo_Spine1",
-        "spine3": "Neo_Spine2",
-        "neck": "Neo_Neck",
-        "head": "Neo_Head",
-        "{side}_collar": "Neo_{s}Shoulder",
-        "{side}_shoulder": "Neo_{s}Arm",
-        "{side}_elbow": "Neo_{s}ForeArm",
-        "{side}_wrist": "Neo_{s}Hand",
-    },
 )
 
 _CMU = _rig(
@@ -190,23 +175,6 @@ _CC = _rig(
     "CC_Base_Hip",
     "L",
     "R",
-    {
-        "pelvis": "CC_Base_Pelvis",
-        "{side}_hip": "CC_Base_{s}_Thigh",
-        "{side}_knee": "CC_Base_{s}_Calf",
-        "{side}_ankle": "CC_Base_{s}_Foot",
-        "{side}_foot": "CC_Base_{s}_ToeBase",
-        "spine1": "CC_Base_Waist",
-        "spine2": "CC_Base_Spine01",
-        "spine3": "CC_Base_Spine02",
-        "neck": "CC_Base_NeckTwist01",
-        "head": "CC_Base_Head",
-        "{side}_collar": "CC_Base_{s}_Clavicle",
-        "{side}_shoulder": "CC_Base_{s}_Upperarm",
-        "{side}_elbow": "CC_Base_{s}_Forearm",
-        "{side}_wrist": "CC_Base_{s}_Hand",
-        "{side}_hand": "CC_Base_{s}_Mid1",
-    },
     {
         "pelvis": "CC_Base_Pelvis",
         "{side}_hip": "CC_Base_{s}_Thigh",
