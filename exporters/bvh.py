@@ -14,7 +14,6 @@ the file carries no provenance: the JSON summary written beside it does.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import DEFAULT_EULER_ORDER, EULER_ORDERS, euler_to_mat, mat_to_aa
 from choreo.motion.skeleton import SMPL
+from exporters.atomic import write_atomically
 from exporters.provenance import Provenance
 from exporters.rigs import RIG_NAMES, Rig, continuous_euler, get_rig, units_scale
 
@@ -156,13 +156,7 @@ def write_bvh(
         raise ParameterError(f"provenance must be a Provenance, got {type(provenance).__name__}")
     path = Path(path)
     text = bvh_text(motion, rig=rig, units=units, euler_order=euler_order)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="ascii")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ExportError(f"cannot write BVH file {path}: {exc}") from None
+    write_atomically(path, text.encode("ascii"), "BVH")
     return path
 
 

@@ -19,7 +19,6 @@ is written in well under a second.
 from __future__ import annotations
 
 import json
-import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import mat_to_quat
+from exporters.atomic import write_atomically
 from exporters.mannequin import Mannequin, build_mannequin
 from exporters.provenance import Provenance, generator_name
 from exporters.rigs import RIG_NAMES, Rig, get_rig
@@ -101,14 +101,7 @@ def write_glb(
     builder = _GlbBuilder()
     document = _document(motion, rig, mannequin, builder, extras)
     data = builder.glb(document)
-    # Written beside the target and renamed, so a failed export never leaves half a file.
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ExportError(f"cannot write glTF file {path}: {exc.strerror or exc}") from None
+    write_atomically(path, data, "glTF")
     return path
 
 

@@ -11,13 +11,13 @@ provenance goes into the scene info.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.motion import Motion
+from exporters.atomic import write_atomically
 from exporters.fbx.animation import add_animation
 from exporters.fbx.binary import encode_fbx
 from exporters.fbx.scene import FbxScene, SceneSettings
@@ -117,11 +117,5 @@ def write_fbx(
         file_name=path.name,
     )
     data = encode_fbx(nodes, compress_level=compress_level)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ExportError(f"cannot write FBX file {path}: {exc}") from None
+    write_atomically(path, data, "FBX")
     return path
