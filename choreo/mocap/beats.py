@@ -9,14 +9,12 @@ so a beat at index ``i`` is frame ``i``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
-from scipy.signal import argrelextrema
 
-from choreo.errors import ParameterError
+from choreo.metrics.beat_align import speed_minima
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 
-__all__ = ["kinematic_beats", "mean_joint_speed", "speed_minima"]
+__all__ = ["kinematic_beats", "mean_joint_speed"]
 
 
 def mean_joint_speed(motion: Motion) -> np.ndarray:
@@ -24,17 +22,6 @@ def mean_joint_speed(motion: Motion) -> np.ndarray:
     pos = joint_positions(motion)
     step = np.linalg.norm(np.diff(pos, axis=0), axis=-1)
     return step.mean(axis=1) * motion.fps
-
-
-def speed_minima(speed: np.ndarray, sigma_frames: float) -> np.ndarray:
-    """Indices of the local minima of ``speed`` after Gaussian smoothing with ``sigma_frames``."""
-    speed = np.asarray(speed, dtype=np.float64)
-    if speed.ndim != 1:
-        raise ParameterError(f"speed must be 1-D, got shape {speed.shape}")
-    if sigma_frames < 0:
-        raise ParameterError(f"sigma_frames must be >= 0, got {sigma_frames}")
-    smooth = gaussian_filter1d(speed, sigma_frames) if sigma_frames > 0 else speed
-    return argrelextrema(smooth, np.less)[0]
 
 
 def kinematic_beats(motion: Motion, *, sigma_frames: float = 5.0) -> np.ndarray:
