@@ -281,16 +281,10 @@ def test_inverse_bind_matrices_undo_the_rest_pose(tmp_path, rng):
     np.testing.assert_allclose(joint_in_own_space[..., 0], 0.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("rig", GLB_RIGS)
-def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
-    """three.js's GLTFLoader and AnimationMixer put every bone where our kinematics does."""
+def _threejs_pose(node_tools: tuple[str, Path], path: Path, times_s: np.ndarray) -> dict:
+    """What three.js's GLTFLoader and AnimationMixer report for ``path`` at ``times_s``."""
     node, folder = node_tools
-    motion = random_dance(rng, 4.0, 30)
-    path = write_glb(motion, tmp_path / "d.glb", rig=rig, provenance=PROVENANCE)
-    frames = np.unique(
-        np.concatenate([[0, motion.n_frames - 1], rng.choice(motion.n_frames, 8, replace=False)])
-    )
-    times = [f"{k / motion.fps:.9g}" for k in frames]
+    times = [f"{t:.9g}" for t in times_s]
     done = subprocess.run(
         [node, str(folder / "threejs_pose.mjs"), str(path), *times],
         capture_output=True,
@@ -298,7 +292,18 @@ def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("rig", GLB_RIGS)
+def test_threejs_plays_the_dance(node_tools, tmp_path, rng, rig):
+    """three.js's GLTFLoader and AnimationMixer put every bone where our kinematics does."""
+    motion = random_dance(rng, 4.0, 30)
+    path = write_glb(motion, tmp_path / "d.glb", rig=rig, provenance=PROVENANCE)
+    frames = np.unique(
+        np.concatenate([[0, motion.n_frames - 1], rng.choice(motion.n_frames, 8, replace=False)])
+    )
+    report = _threejs_pose(node_tools, path, frames / motion.fps)
     assert (report["clip"], report["tracks"], report["skinned_meshes"], report["bones"]) == (
         "dance",
         25,
@@ -324,24 +329,16 @@ def test_threejs_interpolates_between_keys(node_tools, tmp_path, rng, rig):
     writer's own hemisphere alignment is checked on the keys themselves (three.js and
     Blender both take the short arc even across a sign flip, but not every reader does).
     """
-    node, folder = node_tools
     motion = random_dance(rng, 4.0, 30)
     path = write_glb(motion, tmp_path / "d.glb", rig=rig)
     frames = np.sort(rng.choice(motion.n_frames - 1, 12, replace=False))
-    times = [f"{(k + 0.5) / motion.fps:.9g}" for k in frames]
-    done = subprocess.run(
-        [node, str(folder / "threejs_pose.mjs"), str(path), *times],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    report = _threejs_pose(node_tools, path, (frames + 0.5) / motion.fps)
     quats = aa_to_quat(motion.rotations)
     halfway = motion.replace(
         rotations=quat_to_aa(quat_slerp(quats[frames], quats[frames + 1], 0.5)),
         root_translation=0.5 * (motion.root_translation[frames] + motion.root_translation[frames + 1]),
     )
-    measured = np.asarray(json.loads(done.stdout)["positions"])
+    measured = np.asarray(report["positions"])
     error = np.linalg.norm(measured - joint_positions(halfway), axis=-1)
     assert error.max() < 1e-3, f"three.js is {error.max() * 1000:.3f} mm off between keys"
 
