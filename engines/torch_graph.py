@@ -778,8 +778,6 @@ def _reduce(fn_name: str) -> Callable[[dict[str, Any], Any], Callable[..., Any]]
         def reduce(x: Any, axes: Any = None) -> Any:
             ax = _ints(axes) if axes is not None else list(attrs.get("axes", range(x.dim())))
             dims = tuple(a % x.dim() for a in ax)
-            if fn_name == "amax":
-                return x.amax(dim=dims, keepdim=keep)
             return getattr(x, fn_name)(dim=dims, keepdim=keep)
 
         return reduce
