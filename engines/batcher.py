@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from choreo.errors import EngineError, ParameterError
+from choreo.motion.motion import FRAME_SIZE
 from engines.base import CONDITIONING_INPUTS, MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine
 from engines.state import put_rows, take_rows, zero_rows
 
@@ -153,7 +154,7 @@ class SequenceBatcher:
             At once, when the inputs do not fit the model or the batcher is closed.
         """
         arrays, n_frames = self._validate(inputs)
-        song = _Song(arrays, n_frames, Future(), np.empty((n_frames, 75), dtype=np.float32))
+        song = _Song(arrays, n_frames, Future(), np.empty((n_frames, FRAME_SIZE), dtype=np.float32))
         with self._cond:
             if self._closed:
                 raise EngineError("the batcher is closed")

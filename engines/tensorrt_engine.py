@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from choreo.errors import EngineError
+from choreo.motion.motion import FRAME_SIZE
 from engines.base import (
     CONDITIONING_INPUTS,
     POSES_OUTPUT,
@@ -38,8 +39,6 @@ from engines.cuda_memory import DeviceBuffer, DeviceRows, PinnedBuffer, Stream, 
 from engines.settings import EngineSettings, ShapeProfile
 
 __all__ = ["TensorRTEngine", "ensure_plan"]
-
-POSE_WIDTH = 75
 
 
 def ensure_plan(
@@ -140,7 +139,7 @@ class TensorRTEngine:
         for name, width in self._widths.items():
             n = max_b * max_t * width
             inputs[name] = (DeviceBuffer(4 * n), PinnedBuffer(n))
-        n_poses = max_b * max_t * POSE_WIDTH
+        n_poses = max_b * max_t * FRAME_SIZE
         context = self._engine.create_execution_context()
         stream = Stream()
         context.set_optimization_profile_async(0, int(stream))
@@ -207,7 +206,7 @@ class TensorRTEngine:
         ctx.set_tensor_address(POSES_OUTPUT, poses_device.ptr)
         if not ctx.execute_async_v3(int(slot.stream)):
             raise EngineError(f"TensorRT failed to run a {batch}x{frames} chunk")
-        n = batch * frames * POSE_WIDTH
+        n = batch * frames * FRAME_SIZE
         cuda_call(rt.cudaMemcpyAsync(poses_host.ptr, poses_device.ptr, 4 * n, d2h, stream))
         slot.stream.synchronize()
-        return poses_host.array[:n].reshape(batch, frames, POSE_WIDTH).copy(), new_state
+        return poses_host.array[:n].reshape(batch, frames, FRAME_SIZE).copy(), new_state
