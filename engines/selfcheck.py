@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from engines.accuracy import compare_poses
-from engines.base import Engine
+from engines.base import MIN_CHUNK_FRAMES, Engine
 from engines.calibration import CalibrationSong
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 from engines.precision_files import precision_model, song_analysis, song_model_inputs
@@ -94,15 +94,17 @@ def dance_worse(reference: dict[str, float], tested: dict[str, float]) -> dict[s
 
 
 def generate_song(engine: Engine, inputs: dict[str, np.ndarray], chunk_frames: int) -> np.ndarray:
-    """A whole song's poses ``[N, 75]``; the last chunk is zero-padded to 16 frames if shorter."""
+    """A whole song's poses ``[N, 75]``, run by itself chunk by chunk; a last chunk under 16 frames
+    is zero-padded to 16 (the batcher's tests use it as their reference)."""
     n = inputs["music"].shape[0]
     state = engine.initial_state(1)
     parts = []
     for lo in range(0, n, chunk_frames):
         hi = min(lo + chunk_frames, n)
         chunk = {k: v[None, lo:hi] for k, v in inputs.items()}
-        if hi - lo < 16:
-            chunk = {k: np.pad(v, ((0, 0), (0, 16 - (hi - lo)), (0, 0))) for k, v in chunk.items()}
+        if hi - lo < MIN_CHUNK_FRAMES:
+            pad = ((0, 0), (0, MIN_CHUNK_FRAMES - (hi - lo)), (0, 0))
+            chunk = {k: np.pad(v, pad) for k, v in chunk.items()}
         poses, state = engine.run(chunk, state)
         parts.append(poses[0, : hi - lo])
     return np.concatenate(parts)

@@ -12,6 +12,7 @@ from engine_testkit import make_inputs
 from choreo.errors import EngineError, ParameterError
 from engines.batcher import SequenceBatcher
 from engines.onnxruntime_engine import OnnxRuntimeEngine
+from engines.selfcheck import generate_song
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +25,6 @@ def _song(engine, n_frames, rng):
     return {name: value[0] for name, value in inputs.items()}
 
 
-def _alone(engine, song, chunk_frames):
-    """The song run by itself, chunk by chunk; a last chunk under 16 frames is padded to 16."""
-    n = song["music"].shape[0]
-    state = engine.initial_state(1)
-    parts = []
-    for lo in range(0, n, chunk_frames):
-        hi = min(lo + chunk_frames, n)
-        chunk = {k: v[None, lo:hi] for k, v in song.items()}
-        if hi - lo < 16:
-            chunk = {k: np.pad(v, ((0, 0), (0, 16 - (hi - lo)), (0, 0))) for k, v in chunk.items()}
-        poses, state = engine.run(chunk, state)
-        parts.append(poses[0, : hi - lo])
-    return np.concatenate(parts)
-
-
 def test_batched_songs_equal_running_alone(ort_engine, rng):
     lengths = [37, 32, 33, 150, 16, 95, 64]
     songs = [_song(ort_engine, n, rng) for n in lengths]
@@ -47,7 +33,7 @@ def test_batched_songs_equal_running_alone(ort_engine, rng):
         results = [f.result(timeout=60) for f in futures]
     for song, poses in zip(songs, results, strict=True):
         assert poses.shape == (song["music"].shape[0], 75)
-        np.testing.assert_allclose(poses, _alone(ort_engine, song, 32), atol=1e-5)
+        np.testing.assert_allclose(poses, generate_song(ort_engine, song, 32), atol=1e-5)
     assert batcher.stats.songs_done == len(songs)
     assert max(lengths) // 32 < batcher.stats.calls < sum(-(-n // 32) for n in lengths)
 
@@ -66,7 +52,7 @@ def test_many_threads_generate_at_once(ort_engine, rng):
         for t in threads:
             t.join()
     for i, song in enumerate(songs):
-        np.testing.assert_allclose(results[i], _alone(ort_engine, song, 64), atol=1e-5)
+        np.testing.assert_allclose(results[i], generate_song(ort_engine, song, 64), atol=1e-5)
 
 
 def test_a_new_song_joins_as_soon_as_a_slot_frees(ort_engine, rng):
@@ -98,7 +84,7 @@ def test_cancelled_song_leaves_and_its_slot_is_reused_cleanly(ort_engine, rng):
     assert batcher.stats.songs_cancelled == 1
     assert batcher.in_flight() == 0
     # The follower took the cancelled song's slot; its state started from zeros.
-    np.testing.assert_allclose(poses, _alone(ort_engine, follower, 16), atol=1e-5)
+    np.testing.assert_allclose(poses, generate_song(ort_engine, follower, 16), atol=1e-5)
 
 
 def test_bad_song_is_refused_at_submission(ort_engine, rng):
@@ -109,7 +95,7 @@ def test_bad_song_is_refused_at_submission(ort_engine, rng):
             batcher.generate(song)
         good = _song(ort_engine, 50, rng)
         np.testing.assert_allclose(
-            batcher.generate(good, timeout_s=30), _alone(ort_engine, good, 16), atol=1e-5
+            batcher.generate(good, timeout_s=30), generate_song(ort_engine, good, 16), atol=1e-5
         )
 
 
@@ -131,7 +117,9 @@ def test_one_songs_failure_spares_its_batch_mates(tiny_model, rng):
         with pytest.raises(EngineError, match="non-finite"):
             futures[2].result(timeout=30)
         for i in (0, 1, 3):
-            np.testing.assert_allclose(futures[i].result(timeout=30), _alone(engine, songs[i], 16), atol=1e-5)
+            np.testing.assert_allclose(
+                futures[i].result(timeout=30), generate_song(engine, songs[i], 16), atol=1e-5
+            )
     assert batcher.stats.songs_failed == 1
     assert batcher.stats.songs_done == 3
 
@@ -177,4 +165,4 @@ def test_batcher_keeps_torch_state_on_its_device(tiny_model, rng):
         results = [f.result(timeout=60) for f in [batcher.submit(s) for s in songs]]
         assert all(isinstance(v, torch.Tensor) for v in batcher.state_pool.values())
     for song, poses in zip(songs, results, strict=True):
-        np.testing.assert_allclose(poses, _alone(engine, song, 16), atol=1e-5)
+        np.testing.assert_allclose(poses, generate_song(engine, song, 16), atol=1e-5)
