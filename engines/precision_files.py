@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 
-from choreo.audio.music_features import MusicFeatures
 from choreo.errors import EngineError, ParameterError
 from engines.base import ModelSpec
 from engines.calibration import (
@@ -28,12 +28,16 @@ from engines.calibration import (
 from engines.precision import CONVERSION_VERSION, file_sha256, quantize_int8, to_mixed_fp16
 from engines.settings import EngineSettings
 
+if TYPE_CHECKING:  # audio decoding is imported only where songs are analysed
+    from choreo.audio.music_features import MusicFeatures
+
 __all__ = ["calibration_set", "precision_model", "song_analysis", "song_features", "song_model_inputs"]
 
 
 def song_analysis(path: Path, fps: int, cache_dir: Path) -> MusicFeatures:
     """The song's :class:`~choreo.audio.music_features.MusicFeatures` at ``fps``, analysed once and cached."""
     from choreo.audio import analyze_song
+    from choreo.audio.music_features import MusicFeatures
 
     stat = Path(path).stat()
     key = hashlib.sha256(

@@ -210,14 +210,23 @@ class TorchEngine:
     def _run_eager(
         self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any], batch: int, frames: int
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Without CUDA graphs: the traced program for the batch bucket, rows padded with zeros.
+
+        Padding to the bucket keeps the number of traces small when the batcher's
+        batch size changes from call to call.
+        """
         torch = self._torch
-        runner = self._runner(batch, frames)
-        feeds = {
-            name: torch.as_tensor(np.ascontiguousarray(inputs[name], dtype=np.float32)).to(self.device)
-            for name in CONDITIONING_INPUTS
-        }
-        for name in self._state_names:
-            feeds[STATE_IN_PREFIX + name] = state[name].to(self.device, torch.float32)
+        bucket = batch_bucket(batch)
+        runner = self._runner(bucket, frames)
+        feeds = {}
+        for name in CONDITIONING_INPUTS:
+            host = np.zeros((bucket, frames, np.shape(inputs[name])[2]), dtype=np.float32)
+            host[:batch] = inputs[name]
+            feeds[name] = torch.from_numpy(host).to(self.device)
+        for name, shape in self.spec.state_shapes.items():
+            rows = torch.zeros((bucket, *shape), dtype=torch.float32, device=self.device)
+            rows[:batch] = state[name]
+            feeds[STATE_IN_PREFIX + name] = rows
         out = runner.program(feeds)
-        poses = out[POSES_OUTPUT].float().cpu().numpy()
-        return poses, {n: out[STATE_OUT_PREFIX + n] for n in self._state_names}
+        poses = out[POSES_OUTPUT][:batch].float().cpu().numpy()
+        return poses, {n: out[STATE_OUT_PREFIX + n][:batch] for n in self._state_names}

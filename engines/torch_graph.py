@@ -130,7 +130,8 @@ class FlatProgram:
                 steps[i].free.append(slot)
 
     def __call__(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
-        slots: list[Any] = [None] * self.n_slots
+        # A dict, not a list: torch.compile traces dict stores but not list item stores.
+        slots: dict[int, Any] = {}
         for name, slot in self.inputs.items():
             slots[slot] = feeds[name]
         for step in self.steps:
@@ -142,7 +143,7 @@ class FlatProgram:
                 for slot, value in zip(step.outs, result):  # noqa: B905 (traced by torch.compile)
                     slots[slot] = value
             for slot in step.free:
-                slots[slot] = None
+                del slots[slot]
         return {name: slots[v.slot] if v.slot is not None else v.t for name, v in self.outputs.items()}
 
 
