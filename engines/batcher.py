@@ -179,6 +179,26 @@ class SequenceBatcher:
             future.cancel()
             raise
 
+    def warm_up(self) -> None:
+        """Run one zero chunk at every power-of-two batch up to ``max_batch``, before serving.
+
+        Device backends prepare each batch shape once (torch-cuda captures a CUDA
+        graph, taking about a second); doing it at start keeps that cost off the
+        first songs. Call it before the first submission.
+        """
+        spec = self.engine.spec
+        batch = 1
+        while True:
+            size = min(batch, self.max_batch)
+            inputs = {
+                name: np.zeros((size, self.chunk_frames, w), np.float32) for name, w in self._widths.items()
+            }
+            inputs["style"][:, :, 0] = 1.0 if len(spec.styles) else 0.0
+            self.engine.run(inputs, self.engine.initial_state(size))
+            if size == self.max_batch:
+                return
+            batch *= 2
+
     def in_flight(self) -> int:
         """Songs waiting or running."""
         with self._cond:
@@ -339,9 +359,12 @@ def process_batcher() -> SequenceBatcher:
             from engines.settings import get_engine_settings
 
             settings = get_engine_settings()
-            _PROCESS_BATCHER = SequenceBatcher(
+            batcher = SequenceBatcher(
                 load_engine(settings=settings),
                 max_batch=settings.max_batch,
                 chunk_frames=get_settings().chunk_frames,
             )
+            if getattr(batcher.engine, "name", "") != "onnxruntime":
+                batcher.warm_up()
+            _PROCESS_BATCHER = batcher
         return _PROCESS_BATCHER

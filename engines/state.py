@@ -34,12 +34,21 @@ def _contiguous(rows: np.ndarray) -> slice | None:
     return None
 
 
-def _index(x: Any, rows: np.ndarray) -> Any:
-    if _is_torch(x):
-        import torch
+class _Indexer:
+    """Row indices in the form each tensor wants, made once per device for one call."""
 
-        return torch.as_tensor(rows, dtype=torch.long).to(x.device, non_blocking=True)
-    return rows
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows = rows
+        self._by_device: dict[Any, Any] = {}
+
+    def __call__(self, x: Any) -> Any:
+        if not _is_torch(x):
+            return self.rows
+        if x.device not in self._by_device:
+            import torch
+
+            self._by_device[x.device] = torch.as_tensor(self.rows, dtype=torch.long).to(x.device)
+        return self._by_device[x.device]
 
 
 def state_batch(state: State) -> int:
@@ -58,6 +67,7 @@ def take_rows(state: State, rows: Sequence[int] | np.ndarray) -> dict[str, Any]:
     """
     idx = np.asarray(rows, dtype=np.int64)
     span = _contiguous(idx)
+    index = _Indexer(idx)
     out: dict[str, Any] = {}
     for name, value in state.items():
         if hasattr(value, "take_rows"):
@@ -65,7 +75,7 @@ def take_rows(state: State, rows: Sequence[int] | np.ndarray) -> dict[str, Any]:
         elif span is not None:
             out[name] = value[span]
         else:
-            out[name] = value[_index(value, idx)]
+            out[name] = value[index(value)]
     return out
 
 
@@ -73,6 +83,7 @@ def put_rows(dst: State, rows: Sequence[int] | np.ndarray, src: State) -> None:
     """Write ``src``'s rows into ``dst`` at ``rows`` (in place, on the device)."""
     idx = np.asarray(rows, dtype=np.int64)
     span = _contiguous(idx)
+    index = _Indexer(idx)
     for name, value in dst.items():
         if name not in src:
             raise EngineError(f"state {name!r} missing from the engine's output state")
@@ -81,17 +92,18 @@ def put_rows(dst: State, rows: Sequence[int] | np.ndarray, src: State) -> None:
         elif span is not None:
             value[span] = src[name]
         else:
-            value[_index(value, idx)] = src[name]
+            value[index(value)] = src[name]
 
 
 def zero_rows(state: State, rows: Sequence[int] | np.ndarray) -> None:
     """Reset the sequences at ``rows`` to the start of a dance (zeros), in place."""
     idx = np.asarray(rows, dtype=np.int64)
+    index = _Indexer(idx)
     for value in state.values():
         if hasattr(value, "zero_rows"):
             value.zero_rows(idx)
         else:
-            value[_index(value, idx)] = 0
+            value[index(value)] = 0
 
 
 def concat_states(states: Sequence[State]) -> dict[str, Any]:

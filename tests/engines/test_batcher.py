@@ -166,3 +166,12 @@ def test_batcher_keeps_torch_state_on_its_device(tiny_model, rng):
         assert all(isinstance(v, torch.Tensor) for v in batcher.state_pool.values())
     for song, poses in zip(songs, results, strict=True):
         np.testing.assert_allclose(poses, generate_song(engine, song, 16), atol=1e-5)
+
+
+def test_warm_up_runs_every_batch_bucket(ort_engine, rng):
+    with SequenceBatcher(ort_engine, max_batch=5, chunk_frames=16) as batcher:
+        batcher.warm_up()
+        song = _song(ort_engine, 40, rng)
+        np.testing.assert_allclose(
+            batcher.generate(song, timeout_s=30), generate_song(ort_engine, song, 16), atol=1e-5
+        )
