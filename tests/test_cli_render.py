@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from exporters.bvh import read_bvh_motion
 
 from choreo.cli.main import main
 from choreo.motion import joint_positions
+from exporters.bvh import read_bvh_motion
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"

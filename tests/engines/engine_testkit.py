@@ -75,9 +75,8 @@ def _torch_cuda(path: Path) -> Any:
 
 
 def _tensorrt(path: Path) -> Any:
-    from engines.tensorrt_engine import TensorRTEngine
-
     from engines.settings import EngineSettings
+    from engines.tensorrt_engine import TensorRTEngine
 
     return TensorRTEngine.from_onnx(path, EngineSettings(precision="fp32", profile="realtime"))
 
