@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
             result = render_song(song, args.out, options, engine=engine)
         except ChoreoError as exc:
             failures += 1
-            tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
+            reason = str(exc) if str(song) in str(exc) else f"{song}: {exc}"
+            tqdm.write(f"FAILED {reason} [{exc.code}]", file=sys.stderr)
             continue
         summary = result.summary
         total_s = sum(result.timings_s.values())
