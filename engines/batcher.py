@@ -12,9 +12,12 @@ How it works:
   into one ``[B, T, ·]`` call, runs the engine once, takes each song's poses
   and writes the new state rows back into the pool;
 * a song's chunks all have ``chunk_frames`` frames; its last chunk is padded
-  with zeros to that length. The model is causal (a tested part of the engine
-  contract), so the real frames of a padded chunk are exact, and the state after
-  it is never used because the song ends there;
+  with zeros to that length. The submitting thread packs the song's three
+  inputs, padded, into one ``[chunks, chunk_frames, width]`` array, so packing a
+  call is one copy per song and the batcher's thread stays free for the engine.
+  The model is causal (a tested part of the engine contract), so the real
+  frames of a padded chunk are exact, and the state after it is never used
+  because the song ends there;
 * a finished or cancelled song leaves at once and a waiting song takes its slot
   before the next call (continuous batching);
 * when an engine call fails, each song of that call is retried alone, so only
@@ -64,7 +67,7 @@ class BatcherStats:
 
 @dataclass(eq=False)
 class _Song:
-    inputs: dict[str, np.ndarray]
+    packed: np.ndarray  # [chunks, chunk_frames, width]: music | style | latent, zero-padded
     n_frames: int
     future: Future
     poses: np.ndarray
@@ -110,10 +113,12 @@ class SequenceBatcher:
         self._widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
         self._pool = engine.initial_state(max_batch)
         self._free_slots = list(range(max_batch - 1, -1, -1))
-        self._pack = {
-            name: np.zeros((max_batch, chunk_frames, width), dtype=np.float32)
-            for name, width in self._widths.items()
-        }
+        self._columns: dict[str, slice] = {}
+        start = 0
+        for name, width in self._widths.items():
+            self._columns[name] = slice(start, start + width)
+            start += width
+        self._pack = np.zeros((max_batch, chunk_frames, start), dtype=np.float32)
         self._waiting: deque[_Song] = deque()
         self._active: list[_Song] = []
         self._cond = threading.Condition()
@@ -123,22 +128,28 @@ class SequenceBatcher:
 
     # -- submission (any thread) ----------------------------------------------------------------------------
 
-    def _validate(self, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+    def _validate(self, inputs: Mapping[str, np.ndarray]) -> int:
         missing = [name for name in CONDITIONING_INPUTS if name not in inputs]
         if missing:
             raise EngineError(f"song inputs are missing {missing}")
         n_frames = int(np.shape(inputs["music"])[0])
         if n_frames < 1:
             raise EngineError("song inputs hold no frames")
-        arrays = {}
         for name, width in self._widths.items():
             shape = np.shape(inputs[name])
             if shape != (n_frames, width):
                 raise EngineError(
                     f"song input {name!r} must be {(n_frames, width)} (frames x width), got {shape}"
                 )
-            arrays[name] = np.asarray(inputs[name], dtype=np.float32)
-        return arrays, n_frames
+        return n_frames
+
+    def _packed(self, inputs: Mapping[str, np.ndarray], n_frames: int) -> np.ndarray:
+        """The song's inputs side by side, zero-padded to whole chunks: ``[chunks, chunk_frames, width]``."""
+        n_chunks = -(-n_frames // self.chunk_frames)
+        packed = np.zeros((n_chunks * self.chunk_frames, self._pack.shape[2]), dtype=np.float32)
+        for name, columns in self._columns.items():
+            packed[:n_frames, columns] = inputs[name]
+        return packed.reshape(n_chunks, self.chunk_frames, -1)
 
     def submit(self, inputs: Mapping[str, np.ndarray]) -> Future:
         """Queue a whole song; the future gives its poses ``[N, 75]`` (float32).
@@ -153,8 +164,10 @@ class SequenceBatcher:
         EngineError
             At once, when the inputs do not fit the model or the batcher is closed.
         """
-        arrays, n_frames = self._validate(inputs)
-        song = _Song(arrays, n_frames, Future(), np.empty((n_frames, FRAME_SIZE), dtype=np.float32))
+        n_frames = self._validate(inputs)
+        poses = np.empty((n_frames, FRAME_SIZE), dtype=np.float32)
+        poses.fill(0.0)  # touch the pages here, not in the batcher's thread between engine calls
+        song = _Song(self._packed(inputs, n_frames), n_frames, Future(), poses)
         with self._cond:
             if self._closed:
                 raise EngineError("the batcher is closed")
@@ -266,19 +279,15 @@ class SequenceBatcher:
         lo = song.next_frame
         return lo, min(lo + self.chunk_frames, song.n_frames)
 
-    def _fill(self, row: int, song: _Song) -> None:
-        lo, hi = self._chunk_bounds(song)
-        n = hi - lo
-        for name, buf in self._pack.items():
-            buf[row, :n] = song.inputs[name][lo:hi]
-            if n < self.chunk_frames:
-                buf[row, n:] = 0.0
+    def _inputs(self, rows: slice) -> dict[str, np.ndarray]:
+        """The engine's three inputs: column views of the packed rows (no copy)."""
+        return {name: self._pack[rows, :, columns] for name, columns in self._columns.items()}
 
     def _step(self, batch: list[_Song]) -> None:
         size = len(batch)
-        for row, song in enumerate(batch):
-            self._fill(row, song)
-        inputs = {name: buf[:size] for name, buf in self._pack.items()}
+        chunk = self.chunk_frames
+        np.stack([song.packed[song.next_frame // chunk] for song in batch], out=self._pack[:size])
+        inputs = self._inputs(slice(0, size))
         rows = [song.slot for song in batch]
         start = time.perf_counter()
         try:
@@ -297,7 +306,7 @@ class SequenceBatcher:
     def _isolate(self, batch: list[_Song]) -> None:
         for row, song in enumerate(batch):
             self.stats.isolation_retries += 1
-            single = {name: buf[row : row + 1] for name, buf in self._pack.items()}
+            single = self._inputs(slice(row, row + 1))
             try:
                 poses, new_state = self.engine.run(single, take_rows(self._pool, [song.slot]))
             except Exception as exc:
