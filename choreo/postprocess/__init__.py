@@ -1,9 +1,10 @@
 """Post-processing of generated motion: pure steps, motion in, new motion out.
 
 One module per step: :mod:`.filtering` (zero-phase low-pass), :mod:`.joint_limits`
-(anatomical limits), :mod:`.contacts` (foot contact), :mod:`.ground` (feet on
-the floor), :mod:`.foot_pinning` (less skating), :mod:`.in_place` (no root
-travel) and :mod:`.chain` (the composed :func:`postprocess`).
+(anatomical limits), :mod:`.leg_ik` (planted feet held by bending the legs),
+:mod:`.contacts` (foot contact), :mod:`.ground` (feet on the floor),
+:mod:`.foot_pinning` (less skating), :mod:`.in_place` (no root travel) and
+:mod:`.chain` (the composed :func:`postprocess`).
 """
 
 from choreo.postprocess.chain import postprocess
@@ -17,6 +18,7 @@ from choreo.postprocess.joint_limits import (
     clamp_joint_limits,
     count_limit_violations,
 )
+from choreo.postprocess.leg_ik import solve_leg_ik
 
 __all__ = [
     "SMPL_JOINT_LIMITS",
@@ -28,4 +30,5 @@ __all__ = [
     "lowpass_filter",
     "pin_feet",
     "postprocess",
+    "solve_leg_ik",
 ]

@@ -10,6 +10,7 @@ from choreo.postprocess.foot_pinning import pin_feet
 from choreo.postprocess.ground import ground_feet
 from choreo.postprocess.in_place import in_place as remove_root_motion
 from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
+from choreo.postprocess.leg_ik import solve_leg_ik
 
 __all__ = ["postprocess"]
 
@@ -22,15 +23,16 @@ def postprocess(
     joint_cutoff_hz: Mapping[str, float] | None = None,
     root_cutoff_hz: float | None = DEFAULT_ROOT_CUTOFF_HZ,
     joint_limits: Mapping[str, JointLimit] | None = None,
+    leg_ik: bool = True,
     clamp_limits: bool = True,
     ground: bool = True,
     pin_strength: float = 1.0,
     in_place: bool = False,
 ) -> Motion:
-    """Smooth, clamp to joint limits, ground and de-skate a motion, in that order.
+    """Smooth, bend the legs onto the floor, clamp to joint limits, ground and de-skate, in that order.
 
-    The order matters: clamping comes after smoothing so the filter cannot push
-    a joint back out of range, and the foot steps (which move only the root)
+    The order matters: clamping comes after smoothing and leg IK so neither can
+    push a joint back out of range, and the foot steps (which move only the root)
     come last so they see the final pose.
 
     Parameters
@@ -38,6 +40,7 @@ def postprocess(
     motion : the raw motion; left untouched
     smooth : run :func:`~choreo.postprocess.filtering.lowpass_filter`
     body_cutoff_hz, joint_cutoff_hz, root_cutoff_hz : the filter's cut-offs in Hz
+    leg_ik : run :func:`~choreo.postprocess.leg_ik.solve_leg_ik`
     joint_limits : joint name to limit; defaults to the SMPL table
     clamp_limits : run :func:`~choreo.postprocess.joint_limits.clamp_joint_limits`
     ground : run :func:`~choreo.postprocess.ground.ground_feet`
@@ -56,6 +59,8 @@ def postprocess(
         out = lowpass_filter(
             out, body_cutoff_hz=body_cutoff_hz, joint_cutoff_hz=joint_cutoff_hz, root_cutoff_hz=root_cutoff_hz
         )
+    if leg_ik:
+        out = solve_leg_ik(out)
     if clamp_limits:
         out = clamp_joint_limits(out, limits=joint_limits)
     if ground:

@@ -1,0 +1,215 @@
+"""Planted feet held on the floor by bending the legs: analytic two-bone IK per leg.
+
+The model's raw dance bobs the whole body up and down with nearly straight
+legs, so planted feet sink into the floor or float above it. Moving the root
+(:mod:`.ground`) fixes the feet but removes the bob. This step instead moves
+each planted ankle vertically onto the floor and solves the hip-knee-ankle
+chain for it: the knee bends or straightens about its hinge axis until the
+hip-to-ankle distance is right, the hip is re-aimed at the target, and the
+ankle's world orientation is kept. A leg that would have to stretch past
+straight stops at its reach; the rest is left to :func:`~.ground.ground_feet`,
+which lowers the pelvis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from choreo.errors import ParameterError
+from choreo.motion.kinematics import global_rotations, joint_positions
+from choreo.motion.motion import Motion
+from choreo.motion.rotations import aa_to_mat, mat_to_aa
+from choreo.postprocess.contacts import UP_AXIS, foot_point_indices, horizontal_speed_m_s, sole_clearance_m
+from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
+from choreo.postprocess.ground import GROUND_CONTACT_SPEED_M_S, floor_offset_m
+
+__all__ = ["LEG_CHAINS", "solve_leg_ik"]
+
+LEG_CHAINS: tuple[tuple[str, str, str], ...] = (
+    ("left_hip", "left_knee", "left_ankle"),
+    ("right_hip", "right_knee", "right_ankle"),
+)
+"""Hip, knee and ankle of each leg, left first (the order of the foot points)."""
+
+PLANTED_HEIGHT_M = 0.10
+"""A slow foot whose lowest sole is at most this far above the floor is fully planted."""
+
+LIFTED_HEIGHT_M = 0.15
+"""A foot whose lowest sole is this far above the floor or more is in the air: left alone."""
+
+SOFT_REACH_M = 0.03
+"""Within this of full reach the solved hip-to-ankle distance eases towards it instead of meeting it."""
+
+_MAX_BEND_RAD = np.deg2rad(150.0)
+_HINGE_AXIS = np.array([1.0, 0.0, 0.0])
+_MIN_CORRECTION_M = 1e-9
+
+
+def solve_leg_ik(
+    motion: Motion,
+    *,
+    contact_speed_m_s: float = GROUND_CONTACT_SPEED_M_S,
+    smooth_cutoff_hz: float | None = DEFAULT_ROOT_CUTOFF_HZ,
+) -> Motion:
+    """Bend or straighten the legs so that planted feet rest on the motion's floor.
+
+    Parameters
+    ----------
+    motion : the motion; left untouched
+    contact_speed_m_s : float > 0, a foot whose slower point moves faster than
+        this (horizontally) is swinging, not planted
+    smooth_cutoff_hz : float > 0, zero-phase low-pass cut-off of each foot's
+        vertical correction (the root's by default), so the knees do not pop when a
+        foot lands or lifts; ``None`` leaves it unsmoothed
+
+    Returns
+    -------
+    Motion
+        A new motion with new hip, knee and ankle rotations; the root, bone lengths
+        and every other joint are unchanged. The floor is the one
+        :func:`~.ground.floor_offset_m` finds. A planted foot (slow and with its
+        lowest sole below :data:`PLANTED_HEIGHT_M`, fading out up to
+        :data:`LIFTED_HEIGHT_M`) gets its ankle target moved vertically by the
+        distance from its lowest sole to that floor, horizontally unchanged. The
+        ankle keeps its world orientation, so the foot does not tilt. A target
+        beyond the leg's reach is met as closely as a straight leg allows.
+
+    Raises
+    ------
+    ParameterError
+        If ``contact_speed_m_s`` is not positive.
+    """
+    if not np.isfinite(contact_speed_m_s) or contact_speed_m_s <= 0:
+        raise ParameterError(f"contact_speed_m_s must be positive, got {contact_speed_m_s}")
+    rotations = motion.rotations.astype(np.float64, copy=True)
+    if motion.n_frames < 2:
+        return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
+
+    corrections = _foot_corrections_m(motion, contact_speed_m_s)
+    if smooth_cutoff_hz is not None:
+        corrections = lowpass_signal(corrections, smooth_cutoff_hz, motion.fps)
+    skeleton = motion.skeleton
+    positions = joint_positions(motion)
+    world = global_rotations(motion)
+    for leg, names in enumerate(LEG_CHAINS):
+        hip, knee, ankle = (skeleton.index(name) for name in names)
+        frames = np.nonzero(np.abs(corrections[:, leg]) > _MIN_CORRECTION_M)[0]
+        if frames.size == 0:
+            continue
+        target = positions[frames, ankle].copy()
+        target[:, UP_AXIS] += corrections[frames, leg]
+        parent = skeleton.parents[hip]
+        hip_local, knee_local, ankle_local = _two_bone_ik(
+            hip_pos=positions[frames, hip],
+            knee_pos=positions[frames, knee],
+            ankle_pos=positions[frames, ankle],
+            target=target,
+            parent_world=world[frames, parent],
+            hip_world=world[frames, hip],
+            knee_local=aa_to_mat(rotations[frames, knee]),
+            ankle_world=world[frames, ankle],
+        )
+        rotations[frames, hip] = mat_to_aa(hip_local)
+        rotations[frames, knee] = mat_to_aa(knee_local)
+        rotations[frames, ankle] = mat_to_aa(ankle_local)
+    return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
+
+
+def _foot_corrections_m(motion: Motion, contact_speed_m_s: float) -> np.ndarray:
+    """Vertical ankle correction of each leg, ``[frames, 2]`` metres, before smoothing."""
+    points = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]  # [frames, 4, 3]
+    soles = points[..., UP_AXIS] - sole_clearance_m(motion.skeleton) - floor_offset_m(motion)
+    speed = horizontal_speed_m_s(points, motion.fps)
+    speed = np.concatenate([speed, speed[-1:]], axis=0)
+    lowest = soles.reshape(-1, 2, 2).min(axis=2)  # [frames, leg]
+    slowest = speed.reshape(-1, 2, 2).min(axis=2)
+    planted = np.clip((LIFTED_HEIGHT_M - lowest) / (LIFTED_HEIGHT_M - PLANTED_HEIGHT_M), 0.0, 1.0)
+    planted = np.where(slowest < contact_speed_m_s, planted, 0.0)
+    return -lowest * planted
+
+
+def _two_bone_ik(
+    *,
+    hip_pos: np.ndarray,
+    knee_pos: np.ndarray,
+    ankle_pos: np.ndarray,
+    target: np.ndarray,
+    parent_world: np.ndarray,
+    hip_world: np.ndarray,
+    knee_local: np.ndarray,
+    ankle_world: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """New local rotations of hip, knee and ankle, each ``[n, 3, 3]``, putting the ankle on ``target``.
+
+    The knee turns about its hinge (the thigh frame's X axis) to the bend whose
+    hip-to-ankle distance is the target's (eased near full reach, see
+    :func:`_soft_reach`), choosing the flexed solution and at most
+    :data:`_MAX_BEND_RAD` from straight; the hip then turns by the
+    shortest rotation that aims the ankle at the target; the ankle's local
+    rotation is recomputed so its world rotation is ``ankle_world``.
+    """
+    thigh = knee_pos - hip_pos
+    shin = ankle_pos - knee_pos
+    axis = hip_world @ _HINGE_AXIS  # [n, 3], unit: a rotation of a unit vector
+    shin_along = np.sum(shin * axis, axis=1, keepdims=True) * axis
+    shin_across = shin - shin_along
+    # thigh . shin(delta) = p + a cos(delta) + b sin(delta) for the shin turned by delta.
+    p = np.sum(thigh * shin_along, axis=1)
+    a = np.sum(thigh * shin_across, axis=1)
+    b = np.sum(thigh * np.cross(axis, shin_across), axis=1)
+    lengths_sq = np.sum(thigh**2, axis=1) + np.sum(shin**2, axis=1)
+    amplitude = np.maximum(np.hypot(a, b), 1e-12)
+    distance = _soft_reach(
+        np.linalg.norm(target - hip_pos, axis=1),
+        np.linalg.norm(ankle_pos - hip_pos, axis=1),
+        np.sqrt(lengths_sq + 2.0 * (p + amplitude)),
+    )
+    wanted = 0.5 * (distance**2 - lengths_sq)
+    straight = np.arctan2(b, a)  # the turn that straightens the leg most
+    bend = np.arccos(np.clip((wanted - p) / amplitude, -1.0, 1.0))
+    delta = straight + np.minimum(bend, _MAX_BEND_RAD)
+    hinge = aa_to_mat(_HINGE_AXIS * delta[:, None])
+    new_knee_local = hinge @ knee_local
+
+    new_shin = _rotate_about(shin, axis, delta)
+    reach = thigh + new_shin
+    aim = _shortest_rotation(reach, target - hip_pos)
+    new_hip_world = aim @ hip_world
+    new_hip_local = np.swapaxes(parent_world, 1, 2) @ new_hip_world
+    new_knee_world = new_hip_world @ new_knee_local
+    new_ankle_local = np.swapaxes(new_knee_world, 1, 2) @ ankle_world
+    return new_hip_local, new_knee_local, new_ankle_local
+
+
+def _soft_reach(distance: np.ndarray, current: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Hip-to-ankle distance to solve for, easing towards the leg's ``reach``.
+
+    Up to :data:`SOFT_REACH_M` short of ``reach`` (or from the ``current``
+    distance, if that is closer to it) the wanted ``distance`` is kept; beyond,
+    it approaches ``reach`` exponentially with a continuous slope, so the knee
+    does not snap straight as the target passes the leg's length, and an
+    unchanged target gives back ``current``.
+    """
+    start = np.maximum(reach - SOFT_REACH_M, current)
+    zone = np.maximum(reach - start, 1e-12)
+    eased = reach - zone * np.exp(-np.maximum(distance - start, 0.0) / zone)
+    return np.where(distance > start, eased, distance)
+
+
+def _rotate_about(vectors: np.ndarray, axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rodrigues' rotation of ``vectors`` ``[n, 3]`` about unit ``axis`` ``[n, 3]`` by ``angle`` ``[n]``."""
+    cos = np.cos(angle)[:, None]
+    sin = np.sin(angle)[:, None]
+    along = np.sum(vectors * axis, axis=1, keepdims=True) * axis
+    return along + cos * (vectors - along) + sin * np.cross(axis, vectors)
+
+
+def _shortest_rotation(source: np.ndarray, dest: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[n, 3, 3]`` turning the direction of ``source`` onto that of ``dest``."""
+    u = source / np.linalg.norm(source, axis=1, keepdims=True)
+    v = dest / np.linalg.norm(dest, axis=1, keepdims=True)
+    cross = np.cross(u, v)
+    sin = np.linalg.norm(cross, axis=1)
+    angle = np.arctan2(sin, np.sum(u * v, axis=1))
+    unit = cross / np.maximum(sin, 1e-12)[:, None]
+    return aa_to_mat(unit * angle[:, None])
