@@ -83,7 +83,9 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         style = resolve_style(options.style, features.tempo_bpm)
         provenance = provenance_for(engine, options, style, "0" * 64)
         with tempfile.TemporaryDirectory() as out:
-            export_dance(motion, features, options, Path(out), song.stem, provenance)
+            export_dance(
+                motion, features, options, Path(out), song.stem, provenance, model_trained=engine.spec.trained
+            )
         lap("export_s")
         timings["total_s"] = sum(timings.values())
         runs.append(timings)

@@ -208,7 +208,7 @@ def export_dance(
     provenance: Provenance,
     *,
     song_name: str | None = None,
-    model_trained: bool = True,
+    model_trained: bool,
 ) -> dict[str, Path]:
     """Write every requested format, the JSON summary and the preview picture.
 

@@ -10,7 +10,6 @@ them directly.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from pathlib import Path
@@ -131,7 +130,12 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
         style = resolve_style(options.style, features.tempo_bpm)
         provenance = provenance_for(batcher.engine, options, style, job.track_sha256)
         ctx.storage.put_json(
-            _work_key(job_id, "provenance.json"), {"provenance": provenance.to_dict(), "raw_fps": raw.fps}
+            _work_key(job_id, "provenance.json"),
+            {
+                "provenance": provenance.to_dict(),
+                "raw_fps": raw.fps,
+                "model_trained": batcher.engine.spec.trained,
+            },
         )
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.7)
     return "generated"
@@ -161,7 +165,14 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
         raw = Motion.from_array(np.load(raw_path).astype(np.float64), fps=made["raw_fps"])
         motion = finish_motion(raw, features, options)
         files = export_dance(
-            motion, features, options, tmp / "out", name, provenance, song_name=job.track_name
+            motion,
+            features,
+            options,
+            tmp / "out",
+            name,
+            provenance,
+            song_name=job.track_name,
+            model_trained=made["model_trained"],
         )
         advance_job(ctx, job_id, JobState.EXPORTING, progress=0.9)
         artifacts: dict[str, str] = {}
@@ -171,7 +182,6 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
                 path, key, content_type=_CONTENT_TYPES.get(kind, "application/octet-stream")
             )
             artifacts[kind] = key
-        summary_json = json.loads(files["json"].read_text()) if "json" in files else {}
     summary = {
         "tempo_bpm": round(float(features.tempo_bpm), 3),
         "duration_s": round(float(features.duration_s), 3),
@@ -179,7 +189,7 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
         "energy_m_per_s": round(motion_energy_m_per_s(motion), 4),
         "frames": motion.n_frames,
         "fps": motion.fps,
-        "model_version": summary_json.get("model_version", provenance.model_version),
+        "model_version": provenance.model_version,
     }
     finished = False
 
