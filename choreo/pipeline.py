@@ -301,6 +301,7 @@ def render_song(
     )
     timings["export_s"] = time.perf_counter() - start
 
+    # The export's own time is known only once it has run, so the timings join the summary afterwards.
     summary = json.loads(files["json"].read_text())
     summary["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
     files["json"].write_text(json.dumps(summary, indent=2) + "\n")
