@@ -296,7 +296,7 @@ def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_d
     from engines.calibration import read_manifest, select_calibration_songs
     from engines.onnxruntime_engine import OnnxRuntimeEngine
     from engines.precision_files import song_model_inputs
-    from engines.selfcheck import generate_song
+    from engines.runner import SingleSongRunner
 
     reference = OnnxRuntimeEngine(model, threads=2)
     songs = select_calibration_songs(read_manifest(songs_dir), reference.spec.styles, count=count, seed=1)
@@ -305,7 +305,7 @@ def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_d
         inputs = song_model_inputs(song, reference.spec, cache_dir)
         for name, value in inputs.items():
             arrays[f"{i}/{name}"] = value
-        arrays[f"{i}/poses"] = generate_song(reference, inputs, 128)
+        arrays[f"{i}/poses"] = SingleSongRunner(reference, 128).run_song(inputs)
         arrays[f"{i}/name"] = np.array(f"{song.path.name} ({song.style}, {song.tempo_bpm:.0f} bpm)")
     from engines.precision import file_sha256
 
@@ -318,7 +318,7 @@ def bench_accuracy(engine: Any, reference: Path, model: Path) -> list[dict[str, 
     """Whole real songs through the engine against the saved ONNX Runtime fp32 poses."""
     from engines.accuracy import compare_poses
     from engines.precision import file_sha256
-    from engines.selfcheck import generate_song
+    from engines.runner import SingleSongRunner
 
     if str(np.load(reference)["model_sha256"]) != file_sha256(model):
         print(f"  accuracy skipped: {reference} was made with another model than {model}")
@@ -328,7 +328,7 @@ def bench_accuracy(engine: Any, reference: Path, model: Path) -> list[dict[str, 
     songs = {k.split("/")[0] for k in data.files if "/" in k}
     for i in range(len(songs)):
         inputs = {name: data[f"{i}/{name}"] for name in ("music", "style", "latent")}
-        got = generate_song(engine, inputs, 128)
+        got = SingleSongRunner(engine, 128).run_song(inputs)
         rows.append({"song": str(data[f"{i}/name"]), **compare_poses(data[f"{i}/poses"], got).to_dict()})
         print(f"  {rows[-1]['song']}: rotation mean {rows[-1]['rotation_mean_deg']:.4f} deg")
     return rows

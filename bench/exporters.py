@@ -63,18 +63,14 @@ def pipeline_dance(song: Path, fps: int) -> tuple[Motion, Provenance]:
         RenderOptions,
         finish_motion,
         generate_motion,
-        load_engine,
+        load_runner,
         prepare_song,
-        provenance_for,
     )
-    from choreo.styles import resolve_style
 
     options = RenderOptions(fps=fps)
-    engine = load_engine()
     features = prepare_song(song, options)
-    motion = finish_motion(generate_motion(engine, features, options), features, options)
-    style = resolve_style(options.style, features.tempo_bpm)
-    return motion, provenance_for(engine, options, style, song_sha256(song))
+    generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(song))
+    return finish_motion(generated.motion, features, options), generated.provenance
 
 
 def synthetic_dance(n_frames: int, fps: int) -> tuple[Motion, Provenance]:

@@ -32,18 +32,15 @@ sys.path.insert(0, str(REPO))  # the repository's ``engines`` package, not bench
 from choreo.models import DEFAULT_MODEL_PATH  # noqa: E402
 from engines.base import MAX_CHUNK_FRAMES  # noqa: E402
 from engines.onnxruntime_engine import OnnxRuntimeEngine  # noqa: E402
+from engines.runner import SingleSongRunner  # noqa: E402
 
 SONG_FRAMES = 5400
 
 
 def generate_song(engine: OnnxRuntimeEngine, inputs: dict[str, np.ndarray]) -> tuple[float, float]:
     """Wall-clock and process CPU seconds to generate the whole song chunk by chunk."""
-    frames = inputs["music"].shape[1]
-    state = engine.initial_state(1)
     start, cpu_start = time.perf_counter(), time.process_time()
-    for begin in range(0, frames, MAX_CHUNK_FRAMES):
-        chunk = {k: v[:, begin : begin + MAX_CHUNK_FRAMES] for k, v in inputs.items()}
-        _, state = engine.run(chunk, state)
+    SingleSongRunner(engine, MAX_CHUNK_FRAMES).run_song(inputs)
     return time.perf_counter() - start, time.process_time() - cpu_start
 
 
@@ -58,12 +55,12 @@ def main() -> None:
     engine = OnnxRuntimeEngine(args.model, threads=args.threads)
     spec = engine.spec
     rng = np.random.default_rng(0)
-    style = np.zeros((1, SONG_FRAMES, len(spec.styles)), np.float32)
+    style = np.zeros((SONG_FRAMES, len(spec.styles)), np.float32)
     style[..., 0] = 1.0
     inputs = {
-        "music": rng.standard_normal((1, SONG_FRAMES, spec.feature_dim)).astype(np.float32),
+        "music": rng.standard_normal((SONG_FRAMES, spec.feature_dim)).astype(np.float32),
         "style": style,
-        "latent": rng.standard_normal((1, SONG_FRAMES, spec.latent_dim)).astype(np.float32),
+        "latent": rng.standard_normal((SONG_FRAMES, spec.latent_dim)).astype(np.float32),
     }
     first, _ = generate_song(engine, inputs)
     timed = [generate_song(engine, inputs) for _ in range(args.repeats)]

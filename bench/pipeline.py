@@ -48,11 +48,9 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         export_dance,
         finish_motion,
         generate_motion,
-        load_engine,
-        provenance_for,
+        load_runner,
     )
     from choreo.settings import get_settings
-    from choreo.styles import resolve_style
 
     import_s = time.perf_counter() - started
     settings = get_settings()
@@ -69,22 +67,26 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
             _t[name] = now - clock
             clock = now
 
-        engine = load_engine(settings)
+        runner = load_runner(settings)
         lap("load_engine_s")
         probe_duration_s(song)
         y = load_audio(song, sr=sr)
         lap("decode_s")
         features = extract_features(y, sr, fps=settings.model_fps)
         lap("features_s")
-        raw = generate_motion(engine, features, options, settings)
+        generated = generate_motion(runner, features, options, song_sha256="0" * 64)
         lap("engine_s")
-        motion = finish_motion(raw, features, options)
+        motion = finish_motion(generated.motion, features, options)
         lap("postprocess_s")
-        style = resolve_style(options.style, features.tempo_bpm)
-        provenance = provenance_for(engine, options, style, "0" * 64)
         with tempfile.TemporaryDirectory() as out:
             export_dance(
-                motion, features, options, Path(out), song.stem, provenance, model_trained=engine.spec.trained
+                motion,
+                features,
+                options,
+                Path(out),
+                song.stem,
+                generated.provenance,
+                model_trained=runner.spec.trained,
             )
         lap("export_s")
         timings["total_s"] = sum(timings.values())

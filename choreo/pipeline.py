@@ -3,7 +3,10 @@
 ``choreo render`` calls :func:`render_song`; the service's Celery tasks call the
 stages one by one (``prepare_song`` and ``finish_motion`` + ``export_dance`` on
 CPU workers, ``generate_motion`` on GPU workers), so both paths produce the same
-dance from the same song and options.
+dance from the same song and options. Generation goes through a song runner
+(:class:`engines.runner.SongRunner`): the command line's runs one song alone,
+a GPU worker's is its sequence batcher, and both cut songs into chunks by one
+rule, so they give the same dance.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 
 from choreo.audio import MusicFeatures, analyze_song, song_sha256
 from choreo.errors import EngineError, ParameterError
-from choreo.generate import generate_poses, song_inputs
+from choreo.generate import song_inputs
 from choreo.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
@@ -29,19 +32,21 @@ from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import SUPPORTED_FPS, Settings, get_settings
 from choreo.styles import AUTO, STYLES, resolve_style
 from engines.base import Engine
+from engines.runner import SingleSongRunner, SongRunner
 from exporters.provenance import Provenance
 
 __all__ = [
     "FORMATS",
     "PREVIEW_FORMATS",
+    "GeneratedMotion",
     "RenderOptions",
     "RenderResult",
     "export_dance",
     "finish_motion",
     "generate_motion",
     "load_engine",
+    "load_runner",
     "prepare_song",
-    "provenance_for",
     "render_song",
 ]
 
@@ -126,6 +131,18 @@ class RenderResult:
     timings_s: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class GeneratedMotion:
+    """A raw dance at the model's native fps and the facts of where it came from.
+
+    ``provenance.style`` is the concrete style the dance was generated in (``auto``
+    resolved from the song's tempo), the one place the style is resolved.
+    """
+
+    motion: Motion
+    provenance: Provenance
+
+
 @lru_cache(maxsize=4)
 def _engine_for(model_path: Path) -> Engine:
     from engines.registry import load_engine as load_backend
@@ -152,35 +169,49 @@ def prepare_song(path: Path, options: RenderOptions, settings: Settings | None =
     return analyze_song(Path(path), fps=settings.model_fps, settings=settings)
 
 
-def generate_motion(
-    engine: Engine,
-    features: MusicFeatures,
-    options: RenderOptions,
-    settings: Settings | None = None,
-    *,
-    run_song: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None,
-) -> Motion:
-    """The raw dance for a song at the model's native frame rate.
-
-    ``run_song`` turns the song's whole-length model inputs into poses
-    ``[N, 75]``; by default the song runs alone through ``engine`` chunk by
-    chunk. A GPU worker passes its sequence batcher's ``generate`` instead, so
-    its songs share engine calls and still get exactly this dance.
-    """
+def load_runner(settings: Settings | None = None) -> SingleSongRunner:
+    """A one-song runner over the process's engine (:func:`load_engine`), chunked by the settings."""
     settings = settings or get_settings()
-    if features.fps != engine.spec.native_fps:
-        raise ParameterError(
-            f"features are at {features.fps} fps but the model runs at {engine.spec.native_fps}"
-        )
+    return SingleSongRunner(load_engine(settings), settings.chunk_frames)
+
+
+def generate_motion(
+    runner: SongRunner, features: MusicFeatures, options: RenderOptions, *, song_sha256: str
+) -> GeneratedMotion:
+    """The raw dance for a song at the model's native frame rate, with its provenance.
+
+    Parameters
+    ----------
+    runner : runs the song's whole-length model inputs into poses ``[N, 75]``;
+        the command line's runs the song alone, a GPU worker's is its sequence
+        batcher, so its songs share engine calls and still get exactly this dance
+    features : the song's features at ``runner.spec.native_fps``
+    options : the render options (style and seed are used here)
+    song_sha256 : SHA-256 of the song file, for the provenance
+
+    Raises
+    ------
+    ParameterError
+        When the features are not at the model's frame rate.
+    EngineError
+        When the engine fails or produces non-finite poses.
+    """
+    spec = runner.spec
+    if features.fps != spec.native_fps:
+        raise ParameterError(f"features are at {features.fps} fps but the model runs at {spec.native_fps}")
     style = resolve_style(options.style, features.tempo_bpm)
-    inputs = song_inputs(features.features, style=style, seed=options.seed, spec=engine.spec)
-    if run_song is None:
-        poses = generate_poses(engine, inputs, chunk_frames=settings.chunk_frames)
-    else:
-        poses = run_song(inputs)
-        if not np.isfinite(poses).all():
-            raise EngineError("the engine produced non-finite poses")
-    return Motion.from_array(poses.astype(np.float64), fps=features.fps)
+    inputs = song_inputs(features.features, style=style, seed=options.seed, spec=spec)
+    poses = runner.run_song(inputs)
+    if not np.isfinite(poses).all():
+        raise EngineError("the engine produced non-finite poses")
+    provenance = Provenance(
+        model_version=spec.version,
+        seed=options.seed,
+        style=style,
+        song_sha256=song_sha256,
+        data_credits=spec.credits,
+    )
+    return GeneratedMotion(Motion.from_array(poses.astype(np.float64), fps=features.fps), provenance)
 
 
 def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) -> Motion:
@@ -247,23 +278,12 @@ def export_dance(
     return files
 
 
-def provenance_for(engine: Engine, options: RenderOptions, style: str, sha256: str) -> Provenance:
-    """The facts every exported file carries about where its dance came from."""
-    return Provenance(
-        model_version=engine.spec.version,
-        seed=options.seed,
-        style=style,
-        song_sha256=sha256,
-        data_credits=engine.spec.credits,
-    )
-
-
 def render_song(
     path: Path,
     out_dir: Path,
     options: RenderOptions,
     *,
-    engine: Engine | None = None,
+    runner: SongRunner | None = None,
     settings: Settings | None = None,
 ) -> RenderResult:
     """Render one song into dance files in ``out_dir``, named after the song."""
@@ -275,29 +295,27 @@ def render_song(
     timings["analyze_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    engine = engine or load_engine(settings)
+    runner = runner or load_runner(settings)
     timings["load_engine_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    raw = generate_motion(engine, features, options, settings)
+    generated = generate_motion(runner, features, options, song_sha256=song_sha256(path))
     timings["generate_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    motion = finish_motion(raw, features, options)
+    motion = finish_motion(generated.motion, features, options)
     timings["postprocess_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    style = resolve_style(options.style, features.tempo_bpm)
-    provenance = provenance_for(engine, options, style, song_sha256(path))
     files = export_dance(
         motion,
         features,
         options,
         out_dir,
         path.stem,
-        provenance,
+        generated.provenance,
         song_name=path.name,
-        model_trained=engine.spec.trained,
+        model_trained=runner.spec.trained,
     )
     timings["export_s"] = time.perf_counter() - start
 

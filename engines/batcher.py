@@ -11,20 +11,20 @@ How it works:
 * a background thread repeatedly packs the next chunk of every song in flight
   into one ``[B, T, ·]`` call, runs the engine once, takes each song's poses
   and writes the new state rows back into the pool;
-* a song's chunks all have ``chunk_frames`` frames; its last chunk is padded
-  with zeros to that length. The submitting thread packs the song's three
-  inputs, padded, into one ``[chunks, chunk_frames, width]`` array, so packing a
-  call is one copy per song and the batcher's thread stays free for the engine.
-  The model is causal (a tested part of the engine contract), so the real
-  frames of a padded chunk are exact, and the state after it is never used
-  because the song ends there;
+* a song is cut into chunks by the one rule of :mod:`engines.runner` (every
+  chunk ``chunk_frames`` long, the last zero-padded), the rule the one-song
+  runner follows too, so a song gets the same dance alone or batched. The
+  submitting thread packs the song's inputs, padded, into one
+  ``[chunks, chunk_frames, width]`` array, so packing a call is one copy per
+  song and the batcher's thread stays free for the engine;
 * a finished or cancelled song leaves at once and a waiting song takes its slot
   before the next call (continuous batching);
 * when an engine call fails, each song of that call is retried alone, so only
   the song that causes the failure gets the error.
 
-Submission is thread-safe: many Celery threads call :meth:`SequenceBatcher.generate`
-(blocking) or :meth:`SequenceBatcher.submit` (a future) at once.
+Submission is thread-safe: many Celery threads call :meth:`SequenceBatcher.run_song`
+(blocking; the :class:`engines.runner.SongRunner` seam) or :meth:`SequenceBatcher.submit`
+(a future) at once.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ import numpy as np
 
 from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import CONDITIONING_INPUTS, MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine
+from engines.base import MAX_CHUNK_FRAMES, Engine
+from engines.runner import check_chunk_frames, input_columns, pack_song, song_frames
 from engines.state import put_rows, take_rows, zero_rows
 
 __all__ = ["BatcherStats", "SequenceBatcher", "process_batcher"]
@@ -88,17 +89,14 @@ class SequenceBatcher:
     Examples
     --------
     >>> batcher = SequenceBatcher(engine, max_batch=64)          # doctest: +SKIP
-    >>> poses = batcher.generate({"music": m, "style": s, "latent": z})  # [N, 75]
+    >>> poses = batcher.run_song({"music": m, "style": s, "latent": z})  # [N, 75]
     >>> batcher.close()
     """
 
     def __init__(self, engine: Engine, *, max_batch: int = 64, chunk_frames: int = MAX_CHUNK_FRAMES) -> None:
         if max_batch < 1:
             raise ParameterError(f"max_batch must be at least 1, got {max_batch}")
-        if not MIN_CHUNK_FRAMES <= chunk_frames <= MAX_CHUNK_FRAMES:
-            raise ParameterError(
-                f"chunk_frames must be from {MIN_CHUNK_FRAMES} to {MAX_CHUNK_FRAMES}, got {chunk_frames}"
-            )
+        check_chunk_frames(chunk_frames)
         profile = getattr(engine, "profile", None)  # TensorRT engines serve one shape profile
         if profile is not None and not profile.contains(max_batch, chunk_frames):
             raise ParameterError(
@@ -108,17 +106,13 @@ class SequenceBatcher:
         self.engine = engine
         self.max_batch = max_batch
         self.chunk_frames = chunk_frames
+        self.spec = engine.spec
         self.stats = BatcherStats()
-        spec = engine.spec
-        self._widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
         self._pool = engine.initial_state(max_batch)
         self._free_slots = list(range(max_batch - 1, -1, -1))
-        self._columns: dict[str, slice] = {}
-        start = 0
-        for name, width in self._widths.items():
-            self._columns[name] = slice(start, start + width)
-            start += width
-        self._pack = np.zeros((max_batch, chunk_frames, start), dtype=np.float32)
+        self._columns = input_columns(engine.spec)
+        width = max(cols.stop for cols in self._columns.values())
+        self._pack = np.zeros((max_batch, chunk_frames, width), dtype=np.float32)
         self._waiting: deque[_Song] = deque()
         self._active: list[_Song] = []
         self._cond = threading.Condition()
@@ -127,29 +121,6 @@ class SequenceBatcher:
         self._thread.start()
 
     # -- submission (any thread) ----------------------------------------------------------------------------
-
-    def _validate(self, inputs: Mapping[str, np.ndarray]) -> int:
-        missing = [name for name in CONDITIONING_INPUTS if name not in inputs]
-        if missing:
-            raise EngineError(f"song inputs are missing {missing}")
-        n_frames = int(np.shape(inputs["music"])[0])
-        if n_frames < 1:
-            raise EngineError("song inputs hold no frames")
-        for name, width in self._widths.items():
-            shape = np.shape(inputs[name])
-            if shape != (n_frames, width):
-                raise EngineError(
-                    f"song input {name!r} must be {(n_frames, width)} (frames x width), got {shape}"
-                )
-        return n_frames
-
-    def _packed(self, inputs: Mapping[str, np.ndarray], n_frames: int) -> np.ndarray:
-        """The song's inputs side by side, zero-padded to whole chunks: ``[chunks, chunk_frames, width]``."""
-        n_chunks = -(-n_frames // self.chunk_frames)
-        packed = np.zeros((n_chunks * self.chunk_frames, self._pack.shape[2]), dtype=np.float32)
-        for name, columns in self._columns.items():
-            packed[:n_frames, columns] = inputs[name]
-        return packed.reshape(n_chunks, self.chunk_frames, -1)
 
     def submit(self, inputs: Mapping[str, np.ndarray]) -> Future:
         """Queue a whole song; the future gives its poses ``[N, 75]`` (float32).
@@ -164,10 +135,11 @@ class SequenceBatcher:
         EngineError
             At once, when the inputs do not fit the model or the batcher is closed.
         """
-        n_frames = self._validate(inputs)
+        n_frames = song_frames(inputs, self._columns)
         poses = np.empty((n_frames, FRAME_SIZE), dtype=np.float32)
         poses.fill(0.0)  # touch the pages here, not in the batcher's thread between engine calls
-        song = _Song(self._packed(inputs, n_frames), n_frames, Future(), poses)
+        packed = pack_song(inputs, self._columns, n_frames, self.chunk_frames)
+        song = _Song(packed, n_frames, Future(), poses)
         with self._cond:
             if self._closed:
                 raise EngineError("the batcher is closed")
@@ -175,7 +147,7 @@ class SequenceBatcher:
             self._cond.notify_all()
         return song.future
 
-    def generate(self, inputs: Mapping[str, np.ndarray], *, timeout_s: float | None = None) -> np.ndarray:
+    def run_song(self, inputs: Mapping[str, np.ndarray], *, timeout_s: float | None = None) -> np.ndarray:
         """Generate a whole song's poses ``[N, 75]``, blocking the calling thread only.
 
         Raises
@@ -199,14 +171,14 @@ class SequenceBatcher:
         graph, taking about a second); doing it at start keeps that cost off the
         first songs. Call it before the first submission.
         """
-        spec = self.engine.spec
         batch = 1
         while True:
             size = min(batch, self.max_batch)
             inputs = {
-                name: np.zeros((size, self.chunk_frames, w), np.float32) for name, w in self._widths.items()
+                name: np.zeros((size, self.chunk_frames, cols.stop - cols.start), np.float32)
+                for name, cols in self._columns.items()
             }
-            inputs["style"][:, :, 0] = 1.0 if len(spec.styles) else 0.0
+            inputs["style"][:, :, 0] = 1.0 if len(self.spec.styles) else 0.0
             self.engine.run(inputs, self.engine.initial_state(size))
             if size == self.max_batch:
                 return
@@ -358,7 +330,7 @@ def process_batcher() -> SequenceBatcher:
     The engine comes from :func:`engines.registry.load_engine` (backend from
     ``CHOREO_ENGINE_BACKEND``), ``max_batch`` from ``CHOREO_ENGINE_MAX_BATCH`` and
     the chunk length from ``CHOREO_CHUNK_FRAMES``. A GPU Celery worker calls
-    ``process_batcher().generate(inputs)`` from each of its task threads.
+    ``process_batcher().run_song(inputs)`` from each of its task threads.
     """
     global _PROCESS_BATCHER
     with _PROCESS_LOCK:

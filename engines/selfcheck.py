@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from engines.accuracy import compare_poses
-from engines.base import MIN_CHUNK_FRAMES, Engine
+from engines.base import Engine
 from engines.calibration import CalibrationSong
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 from engines.precision_files import precision_model, song_analysis, song_model_inputs
+from engines.runner import SingleSongRunner
 from engines.settings import EngineSettings
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "Tolerance",
     "dance_scores",
     "dance_worse",
-    "generate_song",
     "selfcheck",
 ]
 
@@ -93,23 +93,6 @@ def dance_worse(reference: dict[str, float], tested: dict[str, float]) -> dict[s
     return worse
 
 
-def generate_song(engine: Engine, inputs: dict[str, np.ndarray], chunk_frames: int) -> np.ndarray:
-    """A whole song's poses ``[N, 75]``, run by itself chunk by chunk; a last chunk under 16 frames
-    is zero-padded to 16 (the batcher's tests use it as their reference)."""
-    n = inputs["music"].shape[0]
-    state = engine.initial_state(1)
-    parts = []
-    for lo in range(0, n, chunk_frames):
-        hi = min(lo + chunk_frames, n)
-        chunk = {k: v[None, lo:hi] for k, v in inputs.items()}
-        if hi - lo < MIN_CHUNK_FRAMES:
-            pad = ((0, 0), (0, MIN_CHUNK_FRAMES - (hi - lo)), (0, 0))
-            chunk = {k: np.pad(v, pad) for k, v in chunk.items()}
-        poses, state = engine.run(chunk, state)
-        parts.append(poses[0, : hi - lo])
-    return np.concatenate(parts)
-
-
 def _speed(engine: Engine, inputs: dict[str, np.ndarray], batch: int, frames: int, repeats: int) -> float:
     chunk = {k: np.repeat(v[None, :frames], batch, axis=0) for k, v in inputs.items()}
     state = engine.initial_state(batch)
@@ -139,15 +122,16 @@ def selfcheck(
     fps = reference.spec.native_fps
     inputs = [song_model_inputs(s, reference.spec, settings.cache_dir) for s in songs]
     beats = [song_analysis(s.path, fps, settings.cache_dir).beat_times for s in songs]
-    expected = [generate_song(reference, x, chunk_frames) for x in inputs]
+    expected = [SingleSongRunner(reference, chunk_frames).run_song(x) for x in inputs]
     expected_scores = [dance_scores(p, b, fps) for p, b in zip(expected, beats, strict=True)]
     results = []
     for backend, precision, load in candidates:
         onnx_path, _ = precision_model(model_path, precision, settings)
         engine = load(onnx_path)
+        runner = SingleSongRunner(engine, chunk_frames)
         per_song = []
         for song, x, ref, ref_scores, b in zip(songs, inputs, expected, expected_scores, beats, strict=True):
-            got = generate_song(engine, x, chunk_frames)
+            got = runner.run_song(x)
             horizon = int(HORIZON_S * fps)
             err = compare_poses(ref[:horizon], got[:horizon], fps=fps)
             whole = compare_poses(ref, got, fps=fps)

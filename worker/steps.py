@@ -25,13 +25,11 @@ from choreo.pipeline import (
     finish_motion,
     generate_motion,
     prepare_song,
-    provenance_for,
 )
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import advance_job, get_job, update_job
 from choreo.service.records import JobRecord, JobState, job_prefix, now_s, song_key
 from choreo.service.storage import ObjectMissing
-from choreo.styles import resolve_style
 from engines.batcher import SequenceBatcher
 from exporters.provenance import Provenance
 
@@ -123,16 +121,15 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
     with tempfile.TemporaryDirectory(prefix="choreo-generate-") as tmp_name:
         tmp = Path(tmp_name)
         features = _load_features(ctx, job_id, tmp)
-        raw = generate_motion(batcher.engine, features, options, run_song=batcher.generate)
+        generated = generate_motion(batcher, features, options, song_sha256=job.track_sha256)
+        raw = generated.motion
         raw_path = tmp / "raw_motion.npy"
         np.save(raw_path, raw.to_array().astype(np.float32))
         ctx.storage.upload_file(raw_path, _work_key(job_id, "raw_motion.npy"))
-        style = resolve_style(options.style, features.tempo_bpm)
-        provenance = provenance_for(batcher.engine, options, style, job.track_sha256)
         ctx.storage.put_json(
             _work_key(job_id, "provenance.json"),
             {
-                "provenance": provenance.to_dict(),
+                "provenance": generated.provenance.to_dict(),
                 "raw_fps": raw.fps,
                 "model_trained": batcher.engine.spec.trained,
             },

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from choreo.audio import song_sha256
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
 from choreo.metrics.music_beats import librosa_beat_times
@@ -17,10 +18,10 @@ from choreo.metrics.reference import ReferenceDance, load_reference
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import score_motion
 from choreo.motion import Motion, joint_positions
-from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_engine, prepare_song
+from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
 from choreo.postprocess.ground import align_floor
 from choreo.styles import AUTO, STYLES
-from engines.base import Engine
+from engines.runner import SongRunner
 
 __all__ = ["EVAL_FPS", "register"]
 
@@ -66,18 +67,18 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
         RenderOptions(fps=args.fps, style=args.style)  # rejects a bad style before any work
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
-        engine = load_engine()
+        runner = load_runner()
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
 
     failures: list[dict[str, str]] = []
-    rows = _score_songs(args, engine, failures)
+    rows = _score_songs(args, runner, failures)
     reference_rows = _score_reference_clips(args, reference, failures)
     diversity = diversity_report(rows, reference_rows)
     summary = goal_report(rows, reference_rows)
 
-    print(format_table(rows, f"generated dances at {args.fps} fps (model {engine.spec.version})"))
+    print(format_table(rows, f"generated dances at {args.fps} fps (model {runner.spec.version})"))
     if reference_rows:
         print()
         print(format_table(reference_rows, f"retimed mocap at {args.fps} fps ({args.reference})"))
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             "fps": args.fps,
             "seeds": args.seeds,
             "style": args.style,
-            "model": {"version": engine.spec.version, "trained": engine.spec.trained},
+            "model": {"version": runner.spec.version, "trained": runner.spec.trained},
             "reference_file": str(args.reference) if args.reference else None,
             "songs": [r.to_dict() for r in rows],
             "reference": [r.to_dict() for r in reference_rows],
@@ -102,16 +103,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _score_songs(args: argparse.Namespace, engine: Engine, failures: list[dict[str, str]]) -> list[EvalRow]:
+def _score_songs(
+    args: argparse.Namespace, runner: SongRunner, failures: list[dict[str, str]]
+) -> list[EvalRow]:
     """Render and score every song with every seed; beat alignment also at the other rate."""
     rows = []
     for song in tqdm(args.songs, desc="scoring", unit="song", file=sys.stderr):
         try:
             features = prepare_song(song, RenderOptions(fps=args.fps, style=args.style))
+            sha256 = song_sha256(song)
             beats = librosa_beat_times(song)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
-                raw = generate_motion(engine, features, options)
+                raw = generate_motion(runner, features, options, song_sha256=sha256).motion
                 scores = score_motion(finish_motion(raw, features, options), beats)
                 by_fps = {args.fps: scores.beat_align}
                 for fps in EVAL_FPS:

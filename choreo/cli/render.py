@@ -9,7 +9,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from choreo.errors import ChoreoError
-from choreo.pipeline import FORMATS, RenderOptions, load_engine, render_song
+from choreo.pipeline import FORMATS, RenderOptions, load_runner, render_song
 from choreo.settings import SUPPORTED_FPS, get_settings
 from choreo.styles import AUTO, STYLES
 
@@ -52,14 +52,14 @@ def run(args: argparse.Namespace) -> int:
             units=args.units,
             in_place=args.in_place,
         )
-        engine = load_engine()
+        runner = load_runner()
     except ChoreoError as exc:
         print(f"choreo render: {exc}", file=sys.stderr)
         return 2
     failures = 0
     for song in tqdm(args.songs, desc="rendering", unit="song", file=sys.stderr, disable=len(args.songs) < 2):
         try:
-            result = render_song(song, args.out, options, engine=engine)
+            result = render_song(song, args.out, options, runner=runner)
         except ChoreoError as exc:
             failures += 1
             reason = str(exc) if str(song) in str(exc) else f"{song}: {exc}"

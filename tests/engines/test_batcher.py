@@ -12,7 +12,7 @@ from engine_testkit import make_inputs
 from choreo.errors import EngineError, ParameterError
 from engines.batcher import SequenceBatcher
 from engines.onnxruntime_engine import OnnxRuntimeEngine
-from engines.selfcheck import generate_song
+from engines.runner import SingleSongRunner
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_batched_songs_equal_running_alone(ort_engine, rng):
         results = [f.result(timeout=60) for f in futures]
     for song, poses in zip(songs, results, strict=True):
         assert poses.shape == (song["music"].shape[0], 75)
-        np.testing.assert_allclose(poses, generate_song(ort_engine, song, 32), atol=1e-5)
+        np.testing.assert_array_equal(poses, SingleSongRunner(ort_engine, 32).run_song(song))
     assert batcher.stats.songs_done == len(songs)
     assert max(lengths) // 32 < batcher.stats.calls < sum(-(-n // 32) for n in lengths)
 
@@ -44,7 +44,7 @@ def test_many_threads_generate_at_once(ort_engine, rng):
     with SequenceBatcher(ort_engine, max_batch=8, chunk_frames=64) as batcher:
 
         def worker(i: int) -> None:
-            results[i] = batcher.generate(songs[i], timeout_s=60)
+            results[i] = batcher.run_song(songs[i], timeout_s=60)
 
         threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(songs))]
         for t in threads:
@@ -52,7 +52,7 @@ def test_many_threads_generate_at_once(ort_engine, rng):
         for t in threads:
             t.join()
     for i, song in enumerate(songs):
-        np.testing.assert_allclose(results[i], generate_song(ort_engine, song, 64), atol=1e-5)
+        np.testing.assert_allclose(results[i], SingleSongRunner(ort_engine, 64).run_song(song), atol=1e-5)
 
 
 def test_a_new_song_joins_as_soon_as_a_slot_frees(ort_engine, rng):
@@ -78,13 +78,13 @@ def test_cancelled_song_leaves_and_its_slot_is_reused_cleanly(ort_engine, rng):
         while batcher.stats.calls < 3:
             threading.Event().wait(0.005)
         assert future.cancel()
-        poses = batcher.generate(follower, timeout_s=60)
+        poses = batcher.run_song(follower, timeout_s=60)
         with pytest.raises(CancelledError):
             future.result()
     assert batcher.stats.songs_cancelled == 1
     assert batcher.in_flight() == 0
     # The follower took the cancelled song's slot; its state started from zeros.
-    np.testing.assert_allclose(poses, generate_song(ort_engine, follower, 16), atol=1e-5)
+    np.testing.assert_allclose(poses, SingleSongRunner(ort_engine, 16).run_song(follower), atol=1e-5)
 
 
 def test_bad_song_is_refused_at_submission(ort_engine, rng):
@@ -92,10 +92,10 @@ def test_bad_song_is_refused_at_submission(ort_engine, rng):
     song["style"] = song["style"][:, :2]
     with SequenceBatcher(ort_engine, max_batch=2, chunk_frames=16) as batcher:
         with pytest.raises(EngineError, match="style"):
-            batcher.generate(song)
+            batcher.run_song(song)
         good = _song(ort_engine, 50, rng)
         np.testing.assert_allclose(
-            batcher.generate(good, timeout_s=30), generate_song(ort_engine, good, 16), atol=1e-5
+            batcher.run_song(good, timeout_s=30), SingleSongRunner(ort_engine, 16).run_song(good), atol=1e-5
         )
 
 
@@ -118,7 +118,7 @@ def test_one_songs_failure_spares_its_batch_mates(tiny_model, rng):
             futures[2].result(timeout=30)
         for i in (0, 1, 3):
             np.testing.assert_allclose(
-                futures[i].result(timeout=30), generate_song(engine, songs[i], 16), atol=1e-5
+                futures[i].result(timeout=30), SingleSongRunner(engine, 16).run_song(songs[i]), atol=1e-5
             )
     assert batcher.stats.songs_failed == 1
     assert batcher.stats.songs_done == 3
@@ -165,7 +165,7 @@ def test_batcher_keeps_torch_state_on_its_device(tiny_model, rng):
         results = [f.result(timeout=60) for f in [batcher.submit(s) for s in songs]]
         assert all(isinstance(v, torch.Tensor) for v in batcher.state_pool.values())
     for song, poses in zip(songs, results, strict=True):
-        np.testing.assert_allclose(poses, generate_song(engine, song, 16), atol=1e-5)
+        np.testing.assert_allclose(poses, SingleSongRunner(engine, 16).run_song(song), atol=1e-5)
 
 
 def test_warm_up_runs_every_batch_bucket(ort_engine, rng):
@@ -173,5 +173,5 @@ def test_warm_up_runs_every_batch_bucket(ort_engine, rng):
         batcher.warm_up()
         song = _song(ort_engine, 40, rng)
         np.testing.assert_allclose(
-            batcher.generate(song, timeout_s=30), generate_song(ort_engine, song, 16), atol=1e-5
+            batcher.run_song(song, timeout_s=30), SingleSongRunner(ort_engine, 16).run_song(song), atol=1e-5
         )

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from choreo.audio import MusicFeatures
-from choreo.pipeline import generate_motion, load_engine
+from choreo.pipeline import generate_motion, load_engine, load_runner
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
 from engines.batcher import SequenceBatcher
@@ -91,12 +91,13 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
         assert steps.prepare(stack.ctx, job.id) == "prepared"
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         assert list(pool.map(lambda j: steps.generate(stack.ctx, j.id, batcher), jobs)) == ["generated"] * 3
-    engine = load_engine()
+    runner = load_runner()
     for job in jobs:
         features = _features(stack, job.id)
-        alone = generate_motion(engine, features, steps.render_options(job))
+        alone = generate_motion(runner, features, steps.render_options(job), song_sha256=job.track_sha256)
         raw = np.load(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/raw_motion.npy")))
-        np.testing.assert_allclose(raw, alone.to_array(), atol=1e-4)
+        # ONNX Runtime: the same chunks give the same engine calls, so the same bytes.
+        np.testing.assert_array_equal(raw, alone.motion.to_array().astype(np.float32))
 
 
 def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack, batcher: SequenceBatcher) -> None:
