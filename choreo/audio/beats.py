@@ -25,7 +25,11 @@ from scipy.ndimage import gaussian_filter1d, maximum_filter1d
 
 __all__ = [
     "BEATS_PER_BAR",
+    "METERS",
     "MIN_BEAT_ONSET_DB",
+    "THREE_FOUR_MARGIN",
+    "beat_accents",
+    "estimate_beats_per_bar",
     "estimate_downbeats",
     "estimate_period_frames",
     "fit_tempo_bpm",
@@ -33,6 +37,17 @@ __all__ = [
 ]
 
 BEATS_PER_BAR = 4
+"""The meter assumed where the accents cannot tell (fewer than two bars of beats)."""
+
+METERS = (4, 3)
+"""Beats per bar the downbeat estimate chooses from."""
+
+THREE_FOUR_MARGIN = 1.3
+"""How much clearer the best 3/4 bar phase must stand out than the best 4/4 one to choose 3/4.
+
+Music in four far outnumbers music in three, and a 4/4 song whose accents say
+little either way must stay in four.
+"""
 
 PRIOR_CENTRE_BPM = 120.0
 """Most likely tempo before looking at the song; the prior's width is one octave."""
@@ -184,15 +199,13 @@ def fit_tempo_bpm(beat_times_s: np.ndarray, *, fallback_bpm: float = 0.0) -> flo
     return float(60.0 / slope_s)
 
 
-def estimate_downbeats(beat_frames: np.ndarray, *, bass_onset: np.ndarray, chroma: np.ndarray) -> np.ndarray:
-    """The beats that start a bar, assuming :data:`BEATS_PER_BAR` beats a bar.
+def beat_accents(beat_frames: np.ndarray, *, bass_onset: np.ndarray, chroma: np.ndarray) -> np.ndarray:
+    """How strongly each beat sounds like the first of a bar, standardised over the song.
 
-    Each beat gets an accent from two cues, each standardised over the song: the
-    onset of low-band (kick and bass) energy at the beat, and how much the
-    harmony changes there (cosine distance between the mean chroma of the beat
-    before and the beat after). Of the four possible bar phases, the one whose
-    beats have the highest mean accent gives the downbeats. Broadband onset
-    strength is left out: snare backbeats on 2 and 4 dominate it.
+    Two cues, each standardised: the onset of low-band (kick and bass) energy at
+    the beat, and how much the harmony changes there (cosine distance between the
+    mean chroma of the beat before and the beat after). Broadband onset strength
+    is left out: snare backbeats on 2 and 4 dominate it.
 
     Parameters
     ----------
@@ -202,18 +215,64 @@ def estimate_downbeats(beat_frames: np.ndarray, *, bass_onset: np.ndarray, chrom
 
     Returns
     -------
-    downbeat_frames : np.ndarray [shape=(bars,), dtype=int], every fourth beat
-        of ``beat_frames``; empty with fewer than two bars of beats, where the
+    accent : np.ndarray [shape=(beats,)], mean 0 (all zeros when nothing varies)
+    """
+    beats = np.asarray(beat_frames, dtype=np.int64)
+    if beats.size == 0:
+        return np.zeros(0)
+    # A beat frame can sit one frame off its onset peak: take the strongest neighbour.
+    bass = maximum_filter1d(np.asarray(bass_onset, dtype=np.float64), size=3)[beats]
+    return _standardise(bass) + _standardise(_harmonic_change(beats, chroma))
+
+
+def estimate_beats_per_bar(accent: np.ndarray) -> int:
+    """Three or four beats a bar: the meter whose best bar phase stands out most in the accents.
+
+    For each meter in :data:`METERS`, the contrast is the mean accent of the best
+    phase (every third or fourth beat) minus the mean over all beats. Accents that
+    repeat every three beats give 4/4 no phase that stands out, and the other way
+    round; a two-beat pattern (kick on 1 and 3) stands out in four. 3/4 needs a
+    contrast :data:`THREE_FOUR_MARGIN` times that of 4/4, and at least two bars of
+    four beats are needed to judge at all (else :data:`BEATS_PER_BAR`).
+    """
+    values = np.asarray(accent, dtype=np.float64)
+    if values.size < 2 * max(METERS):
+        return BEATS_PER_BAR
+    contrast = {
+        meter: max(values[phase::meter].mean() for phase in range(meter)) - values.mean() for meter in METERS
+    }
+    return 3 if contrast[3] > THREE_FOUR_MARGIN * max(contrast[4], 0.0) else 4
+
+
+def estimate_downbeats(
+    beat_frames: np.ndarray,
+    *,
+    bass_onset: np.ndarray,
+    chroma: np.ndarray,
+    beats_per_bar: int | None = BEATS_PER_BAR,
+) -> np.ndarray:
+    """The beats that start a bar: the bar phase whose beats carry the most accent.
+
+    Parameters
+    ----------
+    beat_frames : np.ndarray [shape=(beats,), dtype=int], increasing
+    bass_onset : np.ndarray [shape=(frames,)], onset strength of the low band
+    chroma : np.ndarray [shape=(frames, 12)]
+    beats_per_bar : 3 or 4; None estimates it from the accents (:func:`estimate_beats_per_bar`)
+
+    Returns
+    -------
+    downbeat_frames : np.ndarray [shape=(bars,), dtype=int], every ``beats_per_bar``-th
+        beat of ``beat_frames``; empty with fewer than two bars of beats, where the
         phase cannot be judged
     """
     beats = np.asarray(beat_frames, dtype=np.int64)
-    if beats.size < 2 * BEATS_PER_BAR:
+    if beats.size < 2 * (beats_per_bar or BEATS_PER_BAR):
         return np.zeros(0, dtype=np.int64)
-    # A beat frame can sit one frame off its onset peak: take the strongest neighbour.
-    bass = maximum_filter1d(np.asarray(bass_onset, dtype=np.float64), size=3)[beats]
-    accent = _standardise(bass) + _standardise(_harmonic_change(beats, chroma))
-    scores = [accent[phase::BEATS_PER_BAR].mean() for phase in range(BEATS_PER_BAR)]
-    return beats[int(np.argmax(scores)) :: BEATS_PER_BAR]
+    accent = beat_accents(beats, bass_onset=bass_onset, chroma=chroma)
+    meter = estimate_beats_per_bar(accent) if beats_per_bar is None else int(beats_per_bar)
+    scores = [accent[phase::meter].mean() for phase in range(meter)]
+    return beats[int(np.argmax(scores)) :: meter]
 
 
 def _harmonic_change(beats: np.ndarray, chroma: np.ndarray) -> np.ndarray:

@@ -115,7 +115,9 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
     beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
     bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]), first_full_frame=first_full_frame)
-    downbeat_frames = estimate_downbeats(beat_frames, bass_onset=bass_onset, chroma=chroma)
+    downbeat_frames = estimate_downbeats(
+        beat_frames, bass_onset=bass_onset, chroma=chroma, beats_per_bar=None
+    )
 
     features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)
     features[:, ONSET_ENVELOPE_COLUMN] = onset_envelope

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from choreo.audio.beats import estimate_downbeats, estimate_period_frames, fit_tempo_bpm, track_beats
+from choreo.audio.beats import (
+    estimate_beats_per_bar,
+    estimate_downbeats,
+    estimate_period_frames,
+    fit_tempo_bpm,
+    track_beats,
+)
 
 
 def _pulse_envelope(
@@ -61,3 +67,20 @@ def test_downbeats_follow_the_bass(rng: np.random.Generator) -> None:
     chroma = rng.uniform(size=(1000, 12))
     assert np.array_equal(estimate_downbeats(beats, bass_onset=bass, chroma=chroma), beats[2::4])
     assert estimate_downbeats(beats[:7], bass_onset=bass, chroma=chroma).size == 0
+
+
+@pytest.mark.parametrize("meter", [3, 4])
+def test_meter_and_downbeats_follow_the_accent_period(meter: int, rng: np.random.Generator) -> None:
+    beats = np.arange(7, 1200, 15)
+    bass = rng.uniform(0.0, 0.3, 1200)
+    bass[beats[1::meter]] += 3.0  # accents every ``meter`` beats from the second
+    chroma = rng.uniform(size=(1200, 12))
+    downbeats = estimate_downbeats(beats, bass_onset=bass, chroma=chroma, beats_per_bar=None)
+    assert np.array_equal(downbeats, beats[1::meter])
+
+
+def test_a_two_beat_pattern_stays_in_four(rng: np.random.Generator) -> None:
+    accent = np.tile([2.0, -1.0], 40) + rng.normal(scale=0.2, size=80)  # kick on 1 and 3
+    assert estimate_beats_per_bar(accent) == 4
+    assert estimate_beats_per_bar(np.tile([2.0, -1.0, -1.0], 30)) == 3
+    assert estimate_beats_per_bar(np.ones(5)) == 4  # too few beats to judge
