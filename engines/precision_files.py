@@ -10,7 +10,6 @@ decode a song once.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ import numpy as np
 import onnx
 
 from choreo.errors import EngineError, ParameterError
+from choreo.files import atomic_path
 from engines.base import ModelSpec
 from engines.calibration import (
     CalibrationSong,
@@ -48,9 +48,8 @@ def song_analysis(path: Path, fps: int, cache_dir: Path) -> MusicFeatures:
         return MusicFeatures.from_npz(cached)
     features = analyze_song(path, fps=fps)
     cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".tmp{os.getpid()}")
-    features.to_npz(tmp)
-    os.replace(tmp, cached)
+    with atomic_path(cached) as tmp:
+        features.to_npz(tmp)
     return features
 
 
@@ -109,6 +108,5 @@ def precision_model(model_path: Path, precision: str, settings: EngineSettings) 
 
 def _save(model: onnx.ModelProto, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".tmp{os.getpid()}")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, target)
+    with atomic_path(target) as tmp:
+        onnx.save(model, str(tmp))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from choreo.errors import EngineError
+from choreo.files import write_atomically
 from engines.base import STATE_IN_PREFIX, ModelSpec
 from engines.settings import ShapeProfile
 
@@ -125,13 +125,6 @@ def _parser_errors(parser: Any) -> list[str]:
     return errors
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def build_plan(
     onnx_path: Path,
     plan_path: Path,
@@ -178,6 +171,8 @@ def build_plan(
             f"TensorRT could not build {onnx_path}:\n  "
             + "\n  ".join(logger.errors or ["(no error reported)"])
         )
-    _atomic_write(plan_path, bytes(plan))
-    _atomic_write(timing_cache, bytes(config.get_timing_cache().serialize()))
+    plan_path.parent.mkdir(parents=True, exist_ok=True)
+    timing_cache.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(plan_path, bytes(plan))
+    write_atomically(timing_cache, bytes(config.get_timing_cache().serialize()))
     return plan_path

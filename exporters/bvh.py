@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from choreo.errors import ExportError, ParameterError
+from choreo.files import write_atomically
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import DEFAULT_EULER_ORDER, EULER_ORDERS, euler_to_mat, mat_to_aa
 from choreo.motion.skeleton import SMPL
-from exporters.atomic import write_atomically
 from exporters.provenance import Provenance
 from exporters.rigs import RIG_NAMES, Rig, continuous_euler, get_rig, units_scale
 
@@ -156,7 +156,7 @@ def write_bvh(
         raise ParameterError(f"provenance must be a Provenance, got {type(provenance).__name__}")
     path = Path(path)
     text = bvh_text(motion, rig=rig, units=units, euler_order=euler_order)
-    write_atomically(path, text.encode("ascii"), "BVH")
+    write_atomically(path, text.encode("ascii"), what="BVH file", error=ExportError)
     return path
 
 

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from choreo.errors import ExportError, ParameterError
+from choreo.files import write_atomically
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import mat_to_quat
-from exporters.atomic import write_atomically
 from exporters.mannequin import Mannequin, build_mannequin
 from exporters.provenance import Provenance, generator_name
 from exporters.rigs import RIG_NAMES, Rig, get_rig
@@ -101,7 +101,7 @@ def write_glb(
     builder = _GlbBuilder()
     document = _document(motion, rig, mannequin, builder, extras)
     data = builder.glb(document)
-    write_atomically(path, data, "glTF")
+    write_atomically(path, data, what="glTF file", error=ExportError)
     return path
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from choreo.errors import ParameterError
+from choreo.files import atomic_path
 from choreo.model.config import ModelConfig
 from choreo.model.data import DanceSet, load_split, normalisation_stats
 from choreo.model.losses import ForwardKinematics, dance_losses, rotate_heading, world_joints
@@ -375,24 +376,23 @@ class _Run:
 def _save_checkpoint(
     path: Path, run: _Run, step: int, gen: torch.Generator, rng, elapsed_s: float, stats
 ) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(
-        {
-            "step": step,
-            "net": run.net.state_dict(),
-            "posterior": run.posterior.state_dict(),
-            "opt": run.opt.state_dict(),
-            "gen": gen.get_state(),
-            "rng": rng.bit_generator.state,
-            "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "elapsed_s": elapsed_s,
-            "config": run.cfg.to_dict(),
-            "stats": stats,
-        },
-        tmp,
-    )
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        torch.save(
+            {
+                "step": step,
+                "net": run.net.state_dict(),
+                "posterior": run.posterior.state_dict(),
+                "opt": run.opt.state_dict(),
+                "gen": gen.get_state(),
+                "rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                "elapsed_s": elapsed_s,
+                "config": run.cfg.to_dict(),
+                "stats": stats,
+            },
+            tmp,
+        )
 
 
 def _write_outputs(out_dir: Path, run: _Run, summary: dict) -> None:

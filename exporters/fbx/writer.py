@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from choreo.errors import ExportError, ParameterError
+from choreo.files import write_atomically
 from choreo.motion.motion import Motion
-from exporters.atomic import write_atomically
 from exporters.fbx.animation import add_animation
 from exporters.fbx.binary import encode_fbx
 from exporters.fbx.scene import FbxScene, SceneSettings
@@ -117,5 +117,5 @@ def write_fbx(
         file_name=path.name,
     )
     data = encode_fbx(nodes, compress_level=compress_level)
-    write_atomically(path, data, "FBX")
+    write_atomically(path, data, what="FBX file", error=ExportError)
     return path
