@@ -28,7 +28,6 @@ __all__ = [
     "PinnedBuffer",
     "Stream",
     "cuda_call",
-    "device_memory_used_bytes",
     "gpu_name",
 ]
 
@@ -60,12 +59,6 @@ def gpu_name(device: int = 0) -> str:
     props = cuda_call(_rt().cudaGetDeviceProperties(device))
     name = props.name
     return (name.decode(errors="replace") if isinstance(name, bytes) else str(name)).strip("\x00 ")
-
-
-def device_memory_used_bytes() -> int:
-    """Bytes of the current GPU in use by every process (total minus free)."""
-    free, total = cuda_call(_rt().cudaMemGetInfo())
-    return int(total) - int(free)
 
 
 class Stream:

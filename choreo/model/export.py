@@ -1,7 +1,7 @@
 """Write the dance model file: weights to ONNX with the contract's metadata.
 
 No torch is needed here: the weights arrive as numpy arrays (from a trained
-checkpoint, or from :func:`untrained_params` for the placeholder model).
+checkpoint, or from :func:`untrained_params` for an untrained network of the same graph).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import onnx
 from choreo.errors import ParameterError
 from choreo.model.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
 from choreo.model.graph import build_model
+from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from engines.base import ModelSpec
 
 __all__ = [
@@ -25,14 +26,12 @@ __all__ = [
     "model_spec",
     "rest_pose_stats",
     "untrained_params",
-    "write_untrained_model",
 ]
 
 CMU_CREDIT = (
     "The data used in this project was obtained from mocap.cs.cmu.edu. "
     "The database was created with funding from NSF EIA-0196217."
 )
-REST_HEIGHT_M = 0.94
 
 
 def model_spec(config: ModelConfig, *, version: str, trained: bool, credits: Sequence[str]) -> ModelSpec:
@@ -52,7 +51,7 @@ def model_spec(config: ModelConfig, *, version: str, trained: bool, credits: Seq
 def rest_pose_stats() -> tuple[np.ndarray, np.ndarray]:
     """Pose mean and std for an untrained model: the T-pose standing still, small spread."""
     identity = np.tile(np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]), N_JOINTS)
-    mean = np.concatenate([identity, [REST_HEIGHT_M], [0.0, 0.0]])
+    mean = np.concatenate([identity, [REST_PELVIS_HEIGHT_M], [0.0, 0.0]])
     std = np.concatenate([np.full(6 * N_JOINTS, 0.05), [0.01], [0.002, 0.002]])
     return mean.astype(np.float32), std.astype(np.float32)
 
@@ -87,14 +86,6 @@ def export_onnx(
     path.parent.mkdir(parents=True, exist_ok=True)
     onnx.save_model(model, str(path), save_as_external_data=False)
     return spec
-
-
-def write_untrained_model(path: Path, config: ModelConfig | None = None, seed: int = 0) -> ModelSpec:
-    """The placeholder model: the real graph and contract with random weights (``trained=false``)."""
-    config = config or ModelConfig()
-    return export_onnx(
-        config, untrained_params(config, seed), path, version="0.0.0-untrained", trained=False, credits=[]
-    )
 
 
 def export_run(

@@ -8,7 +8,6 @@ from choreo.motion.motion import Motion
 from choreo.postprocess.filtering import DEFAULT_BODY_CUTOFF_HZ, DEFAULT_ROOT_CUTOFF_HZ, lowpass_filter
 from choreo.postprocess.foot_pinning import pin_feet
 from choreo.postprocess.ground import ground_feet
-from choreo.postprocess.in_place import in_place as remove_root_motion
 from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
 from choreo.postprocess.leg_ik import solve_leg_ik
 
@@ -27,7 +26,6 @@ def postprocess(
     clamp_limits: bool = True,
     ground: bool = True,
     pin_strength: float = 1.0,
-    in_place: bool = False,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground and de-skate, in that order.
 
@@ -46,8 +44,6 @@ def postprocess(
     ground : run :func:`~choreo.postprocess.ground.ground_feet`
     pin_strength : float in [0, 1], share of foot sliding cancelled by
         :func:`~choreo.postprocess.foot_pinning.pin_feet` (0 skips it)
-    in_place : finally remove the horizontal root motion
-        (:func:`~choreo.postprocess.in_place.in_place`)
 
     Returns
     -------
@@ -67,8 +63,6 @@ def postprocess(
         out = ground_feet(out)
     if pin_strength > 0.0:
         out = pin_feet(out, strength=pin_strength)
-    if in_place:
-        out = remove_root_motion(out)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

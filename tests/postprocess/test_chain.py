@@ -38,9 +38,8 @@ def test_postprocess_smooths_clamps_and_grounds(rng: np.random.Generator) -> Non
     assert _jerk(out.rotations) < 0.3 * _jerk(motion.rotations)
 
 
-def test_postprocess_in_place_and_all_steps_off(rng: np.random.Generator) -> None:
+def test_postprocess_with_all_steps_off_copies_the_motion(rng: np.random.Generator) -> None:
     motion = _jittery(rng, n_frames=60)
-    np.testing.assert_array_equal(postprocess(motion, in_place=True).root_translation[:, [0, 2]], 0.0)
     off = postprocess(motion, smooth=False, leg_ik=False, clamp_limits=False, ground=False, pin_strength=0.0)
     np.testing.assert_array_equal(off.to_array(), motion.to_array())
     assert off.root_translation is not motion.root_translation
