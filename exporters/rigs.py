@@ -41,11 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import EULER_ORDERS, aa_to_quat, mat_to_quat, quat_multiply, quat_to_aa
+from choreo.motion.rotations import aa_to_quat, mat_to_quat, quat_multiply, quat_to_aa, quat_to_euler
 from choreo.motion.skeleton import JOINT_NAMES, REST_PELVIS_HEIGHT_M, SMPL, Skeleton
 
 __all__ = [
@@ -292,12 +291,7 @@ def continuous_euler(quats: np.ndarray, order: str) -> np.ndarray:
     steps are vectorised over frames; every output is an exact Euler
     representation of its rotation whatever branch is chosen.
     """
-    q = np.asarray(quats, dtype=np.float64)
-    if q.shape[-1] != 4:
-        raise ParameterError(f"quaternions must end in 4 values, got shape {q.shape}")
-    if order not in EULER_ORDERS:
-        raise ParameterError(f"Euler order must be one of {EULER_ORDERS}, got {order!r}")
-    angles = Rotation.from_quat(q.reshape(-1, 4)).as_euler(order).reshape(q.shape[:-1] + (3,))
+    angles = quat_to_euler(quats, order)
     if angles.shape[0] < 2:
         return angles
     step = np.diff(angles, axis=0)

@@ -41,9 +41,11 @@ __all__ = [
     "mat_to_quat",
     "mat_to_sixd",
     "quat_align_hemisphere",
+    "quat_conjugate",
     "quat_multiply",
     "quat_slerp",
     "quat_to_aa",
+    "quat_to_euler",
     "quat_to_mat",
     "sixd_to_aa",
     "sixd_to_mat",
@@ -151,6 +153,15 @@ def mat_to_euler(mat: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarra
     return rot.as_euler(_check_order(order)).reshape(lead + (3,))
 
 
+def quat_to_euler(quat: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
+    """Quaternion ``[..., 4]`` (x, y, z, w) to intrinsic Euler angles ``[..., 3]`` in radians.
+
+    The middle angle lies within +-90 degrees (+-pi/2), the outer two within +-pi.
+    """
+    flat, lead = _flat(_check_last(quat, (4,), "quaternion"), 1)
+    return Rotation.from_quat(flat).as_euler(_check_order(order)).reshape(lead + (3,))
+
+
 def aa_to_euler(aa: np.ndarray, order: str = DEFAULT_EULER_ORDER) -> np.ndarray:
     """Axis-angle ``[..., 3]`` to intrinsic Euler angles ``[..., 3]`` in radians."""
     return mat_to_euler(aa_to_mat(aa), order)
@@ -176,6 +187,11 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ],
         axis=-1,
     )
+
+
+def quat_conjugate(quat: np.ndarray) -> np.ndarray:
+    """Conjugate of quaternions ``[..., 4]`` (x, y, z, w): the inverse rotation of a unit quaternion."""
+    return _check_last(quat, (4,), "quaternion") * np.array([-1.0, -1.0, -1.0, 1.0])
 
 
 def quat_align_hemisphere(quat: np.ndarray, axis: int = 0) -> np.ndarray:

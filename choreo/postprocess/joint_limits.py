@@ -22,7 +22,7 @@ import numpy as np
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_quat, quat_multiply
+from choreo.motion.rotations import aa_to_quat, quat_conjugate, quat_multiply, quat_to_aa
 from choreo.motion.skeleton import SMPL, Skeleton
 
 __all__ = [
@@ -169,35 +169,9 @@ def swing_twist(aa: np.ndarray, twist_axis: np.ndarray, e1: np.ndarray, e2: np.n
     quat = np.where(quat[..., 3:4] < 0.0, -quat, quat)
     along = np.sum(quat[..., :3] * twist_axis, axis=-1)
     twist_angle = 2.0 * np.arctan2(along, quat[..., 3])
-    twist_q = _axis_quat(twist_axis, twist_angle)
-    swing_vec = _rotvec(quat_multiply(quat, _conjugate(twist_q)))
+    twist_q = aa_to_quat(twist_angle[..., None] * twist_axis)
+    swing_vec = quat_to_aa(quat_multiply(quat, quat_conjugate(twist_q)))
     return np.stack([twist_angle, np.sum(swing_vec * e1, axis=-1), np.sum(swing_vec * e2, axis=-1)], axis=-1)
-
-
-def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    half = np.asarray(angle)[..., None] / 2.0
-    return np.concatenate([np.sin(half) * axis, np.cos(half) * np.ones_like(axis[..., :1])], axis=-1)
-
-
-def _conjugate(quat: np.ndarray) -> np.ndarray:
-    return quat * np.array([-1.0, -1.0, -1.0, 1.0])
-
-
-def _rotvec(quat: np.ndarray) -> np.ndarray:
-    """Rotation vectors of unit quaternions ``[..., 4]`` (x, y, z, w), angle in [0, pi]."""
-    quat = np.where(quat[..., 3:4] < 0.0, -quat, quat)
-    sin_half = np.linalg.norm(quat[..., :3], axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(sin_half, quat[..., 3:4])
-    # angle / sin(angle / 2) tends to 2 for small angles.
-    scale = np.where(sin_half > 1e-9, angle / np.maximum(sin_half, 1e-9), 2.0)
-    return quat[..., :3] * scale
-
-
-def _quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
-    angle = np.linalg.norm(rotvec, axis=-1, keepdims=True)
-    # sin(angle / 2) / angle tends to 1/2 for small angles.
-    scale = np.where(angle > 1e-9, np.sin(angle / 2.0) / np.maximum(angle, 1e-9), 0.5)
-    return np.concatenate([rotvec * scale, np.cos(angle / 2.0)], axis=-1)
 
 
 def _resolve(skeleton: Skeleton, limits: Mapping[str, JointLimit] | None) -> Mapping[str, JointLimit]:
@@ -272,9 +246,9 @@ def clamp_joint_limits(motion: Motion, *, limits: Mapping[str, JointLimit] | Non
     swing_norm = np.linalg.norm(c[:, 1:], axis=-1, keepdims=True)
     c[:, 1:] *= np.minimum(1.0, _MAX_SWING_RAD / np.maximum(swing_norm, 1e-12))
     e1, e2, twist_axis = table.e1[limit_idx], table.e2[limit_idx], table.twist_axis[limit_idx]
-    swing_q = _quat_from_rotvec(c[:, 1:2] * e1 + c[:, 2:3] * e2)
-    quat = quat_multiply(swing_q, _axis_quat(twist_axis, c[:, 0]))
-    rotations[frame_idx, table.joints[limit_idx]] = _rotvec(quat)
+    swing_q = aa_to_quat(c[:, 1:2] * e1 + c[:, 2:3] * e2)
+    quat = quat_multiply(swing_q, aa_to_quat(c[:, 0:1] * twist_axis))
+    rotations[frame_idx, table.joints[limit_idx]] = quat_to_aa(quat)
     return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
 
 

@@ -130,7 +130,7 @@ def test_continuous_euler_follows_a_long_spin() -> None:
 
 
 def test_continuous_euler_rejects_bad_input() -> None:
-    with pytest.raises(ParameterError, match="quaternions"):
+    with pytest.raises(ParameterError, match="quaternion"):
         continuous_euler(np.zeros((3, 3)), "XYZ")
     with pytest.raises(ParameterError, match="Euler order"):
         continuous_euler(np.array([[0.0, 0, 0, 1]]), "XYX")

@@ -58,6 +58,20 @@ def test_euler_every_order_matches_scipy_intrinsic(random_rotations: Rotation, o
     np.testing.assert_allclose(rot.euler_to_mat(back, order), random_rotations.as_matrix(), atol=1e-12)
     aa = random_rotations.as_rotvec()
     assert _same_rotation(rot.euler_to_aa(rot.aa_to_euler(aa, order), order), aa)
+    quat = random_rotations.as_quat().reshape(20, 10, 4)
+    from_quat = rot.quat_to_euler(quat, order)
+    assert from_quat.shape == (20, 10, 3)
+    np.testing.assert_allclose(
+        rot.euler_to_mat(from_quat, order).reshape(200, 3, 3), random_rotations.as_matrix(), atol=1e-12
+    )
+    assert np.abs(from_quat[..., 1]).max() <= np.pi / 2 + 1e-12
+
+
+def test_quat_conjugate_is_the_inverse(random_rotations: Rotation) -> None:
+    quat = random_rotations.as_quat()
+    identity = rot.quat_multiply(quat, rot.quat_conjugate(quat))
+    np.testing.assert_allclose(np.abs(identity[:, 3]), 1.0, atol=1e-12)
+    np.testing.assert_allclose(identity[:, :3], 0.0, atol=1e-12)
 
 
 def test_intrinsic_order_is_the_matrix_product() -> None:
