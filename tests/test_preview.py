@@ -1,14 +1,18 @@
-"""Preview pictures: the contact sheet and the animated clip are written and readable."""
+"""Preview pictures: the contact sheet draws one panel per chosen pose; the clip covers the excerpt."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
+from scipy import ndimage
 
 from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
-from choreo.preview import write_animation, write_contact_sheet
+from choreo.preview import contact_sheet_frames, write_animation, write_contact_sheet
+
+_FLOOR_RGB = np.array([0x2D, 0xA4, 0x4E])  # the sheet's floor colour, drawn once per panel
 
 
 def _waving(n: int = 90, fps: int = 30) -> Motion:
@@ -18,10 +22,62 @@ def _waving(n: int = 90, fps: int = 30) -> Motion:
     return Motion(fps=fps, root_translation=root, rotations=rotations)
 
 
-def test_contact_sheet_is_a_png_with_one_panel_per_beat(tmp_path: Path) -> None:
-    path = write_contact_sheet(_waving(), np.array([0.5, 1.0, 1.5, 2.0]), tmp_path / "sheet.png")
+def _panels(path: Path) -> list[tuple[int, int]]:
+    """The (row, column) pixel centres of the floor lines in the PNG, top to bottom, left to right."""
     with Image.open(path) as image:
-        assert image.format == "PNG" and image.width > image.height
+        assert image.format == "PNG"
+        pixels = np.asarray(image.convert("RGB"), dtype=int)
+    floor = np.abs(pixels - _FLOOR_RGB).max(axis=-1) < 40
+    labels, count = ndimage.label(floor)
+    boxes = ndimage.find_objects(labels)
+    centres = [((b[0].start + b[0].stop) // 2, (b[1].start + b[1].stop) // 2) for b in boxes]
+    # A floor line is long and thin; anything else of that colour would be a bug.
+    assert all(b[1].stop - b[1].start > 5 * (b[0].stop - b[0].start) for b in boxes)
+    return sorted(centres)
+
+
+def _figure_above(path: Path, centre: tuple[int, int]) -> bool:
+    """Whether dark or limb-coloured pixels stand above the floor line at ``centre``."""
+    with Image.open(path) as image:
+        pixels = np.asarray(image.convert("RGB"), dtype=int)
+    row, col = centre
+    above = pixels[max(row - 120, 0) : row - 3, col - 20 : col + 20]
+    return bool(np.any(above.min(axis=-1) < 120))
+
+
+@pytest.mark.parametrize(("beats", "panels"), [(4, 4), (11, 11), (40, 16), (0, 16)])
+def test_contact_sheet_draws_one_panel_per_beat_up_to_sixteen(
+    tmp_path: Path, beats: int, panels: int
+) -> None:
+    motion = _waving()
+    times = np.linspace(0.1, 2.9, beats)
+    path = write_contact_sheet(motion, times, tmp_path / "sheet.png")
+    centres = _panels(path)
+    assert len(centres) == panels
+    rows = sorted({r for r, _ in centres})
+    assert len(rows) == int(np.ceil(panels / 8))  # rows of eight
+    assert all(_figure_above(path, c) for c in centres)
+
+
+def test_contact_sheet_with_side_views_doubles_the_panel_rows(tmp_path: Path) -> None:
+    motion = _waving()
+    path = write_contact_sheet(
+        motion, np.array([0.5, 1.0, 1.5]), tmp_path / "sheet.png", side_view=True, height_plot=True
+    )
+    centres = _panels(path)
+    assert len(centres) == 6
+    assert len({r for r, _ in centres}) == 2  # front row above side row
+    with Image.open(path) as image:
+        height = image.height
+    assert max(r for r, _ in centres) < 0.75 * height  # the height plot sits below the poses
+
+
+def test_panel_frames_spread_over_the_whole_song() -> None:
+    motion = _waving(n=300)  # 10 s
+    frames = contact_sheet_frames(motion, np.arange(0.0, 10.0, 0.5), max_panels=5)
+    np.testing.assert_array_equal(frames, [0, 75, 150, 210, 285])  # beats 0, 5, 10, 14 and 19 of 20
+    np.testing.assert_array_equal(contact_sheet_frames(motion, np.array([]), max_panels=4), [0, 75, 150, 225])
+    np.testing.assert_array_equal(contact_sheet_frames(motion, np.array([-1.0, 99.0])), [0, 299])
 
 
 def test_gif_covers_the_excerpt_at_the_preview_rate(tmp_path: Path) -> None:

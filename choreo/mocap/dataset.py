@@ -29,7 +29,6 @@ from choreo.audio import MusicFeatures, analyze_song
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats
-from choreo.mocap.contact_sheet import write_contact_sheet
 from choreo.mocap.mirror import mirror
 from choreo.mocap.quality import retarget_quality
 from choreo.mocap.retarget import face_forward, retarget
@@ -41,6 +40,7 @@ from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
+from choreo.preview import write_contact_sheet
 from choreo.styles import STYLES
 
 __all__ = [
@@ -163,7 +163,15 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
             )
             if sheets_dir is not None:
                 title = f"{clip.source} ({style}), frames {start}-{stop} of {full.n_frames} kept"
-                write_contact_sheet(motion, sheets_dir / f"{path.stem}.png", title=title)
+                write_contact_sheet(
+                    motion,
+                    np.array([]),
+                    sheets_dir / f"{path.stem}.png",
+                    title=title,
+                    max_panels=8,
+                    side_view=True,
+                    height_plot=True,
+                )
             clips.append(clip)
     return clips
 
