@@ -42,7 +42,10 @@ def _cuda_device_count() -> tuple[int, str]:
         from cuda.bindings import driver
     except ImportError:
         return 0, "cuda-python is not installed (pip install 'choreo[gpu]')"
-    (err,) = driver.cuInit(0)
+    try:
+        (err,) = driver.cuInit(0)
+    except RuntimeError as exc:  # cuda-python without the NVIDIA driver library (libcuda)
+        return 0, f"no CUDA driver: {exc}"
     if err != driver.CUresult.CUDA_SUCCESS:
         return 0, f"no usable CUDA driver ({err.name})"
     err, count = driver.cuDeviceGetCount()
