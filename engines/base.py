@@ -18,13 +18,18 @@ name                shape                meaning
 ``music``           [B, T, 35] float32   music features (AIST++/FACT layout), raw
 ``style``           [B, T, S] float32    one-hot style, S = ``len(spec.styles)``
 ``latent``          [B, T, Z] float32    i.i.d. standard normal noise from the seed
+``guide``           [B, T, 75] float32   (guide models) the plan's guide pose, contract layout
+``junction``        [B, T, 2] float32    (guide models) seconds since the previous and to the next junction
 ``state_in_*``      [B, ...] float32     recurrent state; zeros start a dance
 ``poses``           [B, T, 75] float32   72 axis-angle numbers then root xyz, metres
 ``state_out_*``     [B, ...] float32     the state after the chunk, same order
 ==================  ===================  ==========================================
 
-The model's metadata (ONNX ``metadata_props``) says what the model is; see
-:class:`ModelSpec`.
+A model takes either ``music``, ``style`` and ``latent`` (the style-conditioned
+LSTM) or ``music``, ``guide``, ``junction`` and ``latent`` (the residual
+synthesizer that performs a choreography plan): :attr:`ModelSpec.input_widths`
+says which, in graph order. The model's metadata (ONNX ``metadata_props``) says
+what the model is; see :class:`ModelSpec`.
 """
 
 from __future__ import annotations
@@ -39,7 +44,6 @@ import numpy as np
 from choreo.errors import EngineError
 
 __all__ = [
-    "CONDITIONING_INPUTS",
     "MAX_CHUNK_FRAMES",
     "MIN_CHUNK_FRAMES",
     "Engine",
@@ -49,7 +53,7 @@ __all__ = [
 
 MIN_CHUNK_FRAMES = 16
 MAX_CHUNK_FRAMES = 128
-CONDITIONING_INPUTS = ("music", "style", "latent")
+LEGACY_INPUTS = ("music", "style", "latent")
 STATE_IN_PREFIX = "state_in_"
 STATE_OUT_PREFIX = "state_out_"
 POSES_OUTPUT = "poses"
@@ -69,6 +73,9 @@ class ModelSpec:
     state_shapes : per-sequence shape of each state tensor, by name without prefix
     trained : False for an exported but untrained network
     credits : credit lines of the data the model was trained on
+    inputs : ``(name, width)`` of each per-frame input in graph order, as the
+        metadata's ``choreo.inputs`` declares them; empty for files written before
+        that key, which take ``music``, ``style`` and ``latent``
     """
 
     version: str
@@ -79,6 +86,15 @@ class ModelSpec:
     state_shapes: Mapping[str, tuple[int, ...]]
     trained: bool
     credits: tuple[str, ...]
+    inputs: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def input_widths(self) -> dict[str, int]:
+        """Width of each per-frame input, by name, in graph order."""
+        if self.inputs:
+            return dict(self.inputs)
+        widths = (self.feature_dim, len(self.styles), self.latent_dim)
+        return dict(zip(LEGACY_INPUTS, widths, strict=True))
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, str]) -> ModelSpec:
@@ -93,13 +109,14 @@ class ModelSpec:
                 state_shapes={k: tuple(v) for k, v in json.loads(meta["choreo.state_shapes"]).items()},
                 trained=meta.get("choreo.trained", "false").lower() == "true",
                 credits=tuple(json.loads(meta.get("choreo.credits", "[]"))),
+                inputs=tuple((str(n), int(w)) for n, w in json.loads(meta.get("choreo.inputs", "[]"))),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise EngineError(f"model metadata is incomplete or malformed: {exc}") from exc
 
     def to_metadata(self) -> dict[str, str]:
         """Inverse of :meth:`from_metadata`."""
-        return {
+        meta = {
             "choreo.model_version": self.version,
             "choreo.native_fps": str(self.native_fps),
             "choreo.feature_dim": str(self.feature_dim),
@@ -109,6 +126,9 @@ class ModelSpec:
             "choreo.trained": "true" if self.trained else "false",
             "choreo.credits": json.dumps(list(self.credits)),
         }
+        if self.inputs:
+            meta["choreo.inputs"] = json.dumps([[n, w] for n, w in self.inputs])
+        return meta
 
 
 class Engine(Protocol):
@@ -127,10 +147,10 @@ class Engine(Protocol):
 
 def check_chunk(inputs: Mapping[str, np.ndarray], spec: ModelSpec) -> tuple[int, int]:
     """Validate a chunk's inputs against the contract; returns ``(B, T)``."""
-    missing = [name for name in CONDITIONING_INPUTS if name not in inputs]
+    widths = spec.input_widths
+    missing = [name for name in widths if name not in inputs]
     if missing:
         raise EngineError(f"chunk is missing inputs {missing}")
-    widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
     batch, frames = np.shape(inputs["music"])[:2]
     for name, width in widths.items():
         shape = np.shape(inputs[name])

@@ -178,7 +178,8 @@ class SequenceBatcher:
                 name: np.zeros((size, self.chunk_frames, cols.stop - cols.start), np.float32)
                 for name, cols in self._columns.items()
             }
-            inputs["style"][:, :, 0] = 1.0 if len(self.spec.styles) else 0.0
+            if self.spec.styles and "style" in inputs:
+                inputs["style"][:, :, 0] = 1.0
             self.engine.run(inputs, self.engine.initial_state(size))
             if size == self.max_batch:
                 return

@@ -9,7 +9,6 @@ import numpy as np
 
 from choreo.errors import EngineError
 from engines.base import (
-    CONDITIONING_INPUTS,
     POSES_OUTPUT,
     STATE_IN_PREFIX,
     STATE_OUT_PREFIX,
@@ -69,7 +68,9 @@ class OnnxRuntimeEngine:
             When an input or state tensor has the wrong shape, or ONNX Runtime fails.
         """
         batch, _ = check_chunk(inputs, self.spec)
-        feeds = {name: np.ascontiguousarray(inputs[name], dtype=np.float32) for name in CONDITIONING_INPUTS}
+        feeds = {
+            name: np.ascontiguousarray(inputs[name], dtype=np.float32) for name in self.spec.input_widths
+        }
         for name in self._state_names:
             if name not in state:
                 raise EngineError(f"state {name!r} is missing")

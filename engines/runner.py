@@ -21,7 +21,7 @@ import numpy as np
 
 from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import CONDITIONING_INPUTS, MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine, ModelSpec
+from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine, ModelSpec
 
 __all__ = [
     "SingleSongRunner",
@@ -57,11 +57,10 @@ def check_chunk_frames(chunk_frames: int) -> int:
 
 def input_columns(spec: ModelSpec) -> dict[str, slice]:
     """Where each conditioning input sits in a packed song's last axis, in contract order."""
-    widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
     columns, start = {}, 0
-    for name in CONDITIONING_INPUTS:
-        columns[name] = slice(start, start + widths[name])
-        start += widths[name]
+    for name, width in spec.input_widths.items():
+        columns[name] = slice(start, start + width)
+        start += width
     return columns
 
 

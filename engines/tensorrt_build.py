@@ -47,9 +47,8 @@ def profile_shapes(spec: ModelSpec, profile: ShapeProfile) -> dict[str, tuple[Sh
     Conditioning inputs are ``[B, T, width]``; state inputs ``[B, *state_shape]``
     take only the batch numbers.
     """
-    widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
     shapes: dict[str, tuple[Shape, Shape, Shape]] = {}
-    for name, width in widths.items():
+    for name, width in spec.input_widths.items():
         shapes[name] = tuple((b, t, width) for b, t in (profile.min, profile.opt, profile.max))  # type: ignore[assignment]
     for name, shape in spec.state_shapes.items():
         shapes[STATE_IN_PREFIX + name] = tuple(

@@ -28,7 +28,6 @@ import numpy as np
 from choreo.errors import EngineError
 from choreo.motion.motion import FRAME_SIZE
 from engines.base import (
-    CONDITIONING_INPUTS,
     POSES_OUTPUT,
     STATE_IN_PREFIX,
     STATE_OUT_PREFIX,
@@ -114,14 +113,14 @@ class TensorRTEngine:
                 f"TensorRT could not load the engine {plan_path} (built for another version or GPU?)"
             )
         names = {self._engine.get_tensor_name(i) for i in range(self._engine.num_io_tensors)}
-        expected = set(CONDITIONING_INPUTS) | {POSES_OUTPUT}
+        expected = set(spec.input_widths) | {POSES_OUTPUT}
         for state in spec.state_shapes:
             expected |= {STATE_IN_PREFIX + state, STATE_OUT_PREFIX + state}
         if names != expected:
             raise EngineError(
                 f"engine {plan_path} has tensors {sorted(names)}, the model needs {sorted(expected)}"
             )
-        self._widths = {"music": spec.feature_dim, "style": len(spec.styles), "latent": spec.latent_dim}
+        self._widths = spec.input_widths
         self._free: queue.Queue[_Slot] = queue.Queue()
         for _ in range(slots):
             self._free.put(self._make_slot())

@@ -25,7 +25,6 @@ import numpy as np
 
 from choreo.errors import EngineError
 from engines.base import (
-    CONDITIONING_INPUTS,
     POSES_OUTPUT,
     STATE_IN_PREFIX,
     STATE_OUT_PREFIX,
@@ -123,14 +122,9 @@ class TorchEngine:
 
     def _feeds_like(self, batch: int, frames: int) -> dict[str, Any]:
         torch = self._torch
-        widths = {
-            "music": self.spec.feature_dim,
-            "style": len(self.spec.styles),
-            "latent": self.spec.latent_dim,
-        }
         feeds = {
             name: torch.zeros((batch, frames, width), dtype=torch.float32, device=self.device)
-            for name, width in widths.items()
+            for name, width in self.spec.input_widths.items()
         }
         for name, shape in self.spec.state_shapes.items():
             feeds[STATE_IN_PREFIX + name] = torch.zeros(
@@ -169,7 +163,7 @@ class TorchEngine:
         pin = self.device.type == "cuda"
         staging = {
             name: torch.zeros(tuple(feeds[name].shape), dtype=torch.float32, pin_memory=pin)
-            for name in CONDITIONING_INPUTS
+            for name in self.spec.input_widths
         }
         poses_host = torch.zeros((batch, frames, 75), dtype=torch.float32, pin_memory=pin)
         runner = _Runner(program, feeds, outputs, graph, staging, poses_host)
@@ -195,7 +189,7 @@ class TorchEngine:
             if not self.cuda_graphs:
                 return self._run_eager(inputs, state, batch, frames)
             runner = self._runner(batch_bucket(batch), frames)
-            for name in CONDITIONING_INPUTS:
+            for name in self.spec.input_widths:
                 host = runner.staging[name]
                 host[:batch].numpy()[...] = inputs[name]
                 runner.feeds[name].copy_(host, non_blocking=True)
@@ -219,7 +213,7 @@ class TorchEngine:
         bucket = batch_bucket(batch)
         runner = self._runner(bucket, frames)
         feeds = {}
-        for name in CONDITIONING_INPUTS:
+        for name in self.spec.input_widths:
             host = np.zeros((bucket, frames, np.shape(inputs[name])[2]), dtype=np.float32)
             host[:batch] = inputs[name]
             feeds[name] = torch.from_numpy(host).to(self.device)

@@ -8,7 +8,7 @@ import pytest
 
 from choreo.model.config import POSE_DIM
 from choreo.models import DEFAULT_MODEL_PATH
-from engines.base import CONDITIONING_INPUTS, STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec
+from engines.base import STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 
 STYLES = ("salsa", "modern", "breakdance", "whirl")
@@ -55,7 +55,7 @@ def test_graph_names_match_the_contract() -> None:
     spec = ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
     inputs = [i.name for i in model.graph.input]
     outputs = [o.name for o in model.graph.output]
-    assert inputs == [*CONDITIONING_INPUTS, *(STATE_IN_PREFIX + n for n in spec.state_shapes)]
+    assert inputs == [*spec.input_widths, *(STATE_IN_PREFIX + n for n in spec.state_shapes)]
     assert outputs == ["poses", *(STATE_OUT_PREFIX + n for n in spec.state_shapes)]
     music = model.graph.input[0].type.tensor_type.shape.dim
     assert music[0].dim_param and music[1].dim_param, "batch and time are dynamic"
