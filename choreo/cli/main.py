@@ -20,6 +20,7 @@ VERB_MODULES = (
     "train",
     "prepare_data",
     "eval",
+    "library",
     "engines",
     "submit",
     "jobs",

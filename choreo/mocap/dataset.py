@@ -55,6 +55,7 @@ __all__ = [
     "build_dataset",
     "load_clips",
     "load_songs",
+    "retargeted_dance",
     "retime",
 ]
 
@@ -134,6 +135,26 @@ class Pair:
     beat_align: float
 
 
+def retargeted_dance(path: Path) -> tuple[Motion, dict]:
+    """One BVH file retargeted to SMPL, cut to its active span, facing +Z and centred on the floor.
+
+    Returns the motion at the file's frame rate and its quality record (the
+    kept frame range and :func:`choreo.mocap.quality.retarget_quality`).
+    Raises ``ParameterError`` naming the file when its skeleton is unknown.
+    """
+    bvh = read_bvh(path)
+    rig = detect_rig(bvh, str(path))
+    full = retarget(bvh, rig, source=str(path))
+    start, stop = active_span(full)
+    cut = face_forward(
+        full.replace(rotations=full.rotations[start:stop], root_translation=full.root_translation[start:stop])
+    )
+    root = cut.root_translation.copy()
+    root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
+    quality = {"frames_kept": [start, stop, full.n_frames], **retarget_quality(bvh, rig, full)}
+    return cut.replace(root_translation=root), quality
+
+
 def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
     """Read and retarget every BVH under the style folders of ``mocap_dir``, cut to its dance.
 
@@ -145,24 +166,13 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
         if not files:
             raise ParameterError(f"--mocap {mocap_dir}: no BVH files in {folder}/")
         for path in files:
-            bvh = read_bvh(path)
-            rig = detect_rig(bvh, str(path))
-            full = retarget(bvh, rig, source=str(path))
-            start, stop = active_span(full)
-            cut = face_forward(
-                full.replace(
-                    rotations=full.rotations[start:stop], root_translation=full.root_translation[start:stop]
-                )
-            )
-            root = cut.root_translation.copy()
-            root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
-            motion = cut.replace(root_translation=root)
-            quality = {"frames_kept": [start, stop, full.n_frames], **retarget_quality(bvh, rig, full)}
+            motion, quality = retargeted_dance(path)
+            start, stop, n_full = quality["frames_kept"]
             clip = Clip(
                 path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS, quality
             )
             if sheets_dir is not None:
-                title = f"{clip.source} ({style}), frames {start}-{stop} of {full.n_frames} kept"
+                title = f"{clip.source} ({style}), frames {start}-{stop} of {n_full} kept"
                 write_contact_sheet(
                     motion,
                     np.array([]),

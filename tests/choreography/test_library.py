@@ -1,0 +1,118 @@
+"""The phrase library built from real CMU clips: phrases, transitions, merging, the file, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from choreo.choreography.library import (
+    SHIPPED_LIBRARY,
+    LibraryClip,
+    PhraseLibrary,
+    build_library,
+    load_library,
+    shipped_library,
+)
+from choreo.choreography.phrases import PHRASE_BEATS
+from choreo.choreography.sources import read_clips
+from choreo.cli.main import main
+from choreo.errors import ParameterError
+from choreo.mocap.dataset import CMU_CREDIT
+
+
+def test_phrases_stay_inside_their_clip_and_have_mirror_twins(small_library: PhraseLibrary) -> None:
+    lib = small_library
+    end = lib.phrase_key + lib.phrase_beats
+    assert np.array_equal(lib.key_clip[lib.phrase_key], lib.key_clip[end])
+    assert set(np.unique(lib.phrase_beats)) == set(PHRASE_BEATS)
+    assert lib.phrase_mirrored.sum() * 2 == lib.phrase_key.size
+    first, last = lib.phrase_frames
+    assert np.all(last > first)
+    # a phrase of n beats spans about n pulse periods of its clip
+    period = lib.pulse_period_s[lib.key_clip[lib.phrase_key]]
+    ratio = (last - first) / lib.fps / (lib.phrase_beats * period)
+    assert 0.7 < np.median(ratio) < 1.3
+
+
+def test_continuing_the_same_clip_is_the_cheapest_transition(small_library: PhraseLibrary) -> None:
+    lib = small_library
+    ends = np.unique(lib.phrase_key + lib.phrase_beats)
+    starts = set(lib.phrase_key.tolist())
+    continuing = [k for k in ends if k in starts]
+    assert continuing
+    for k in continuing:
+        style = lib.clip_styles[lib.key_clip[k]]
+        assert lib.next_key[k, style, 0] == k
+        assert float(lib.next_cost[k, style, 0]) == 0.0
+    cost = lib.next_cost.astype(np.float32)
+    both = np.isfinite(cost[..., 1:]) & np.isfinite(cost[..., :-1])
+    assert np.all((cost[..., 1:] - np.where(both, cost[..., :-1], 0.0))[both] >= 0)
+
+
+def test_no_transition_joins_floor_work_and_standing(small_library: PhraseLibrary) -> None:
+    lib = small_library
+    assert lib.key_floor.any(), "the breakdance clip has floor work"
+    valid = lib.next_key >= 0
+    src = np.broadcast_to(np.arange(lib.key_frame.size)[:, None, None], lib.next_key.shape)
+    assert np.array_equal(lib.key_floor[src[valid]], lib.key_floor[lib.next_key[valid]])
+
+
+def test_file_round_trip_and_hash(small_library: PhraseLibrary, tmp_path: Path) -> None:
+    path = tmp_path / "again.npz"
+    digest = small_library.save(path)
+    again = load_library(path)
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest() == again.sha256
+    assert again.rotations.dtype == np.float16
+    np.testing.assert_array_equal(again.next_key, small_library.next_key)
+    assert again.coverage() == small_library.coverage()
+    assert again.credits == (CMU_CREDIT,)
+
+
+def test_a_style_with_too_little_material_is_merged(clip_folders: list[Path]) -> None:
+    clips = read_clips(clip_folders)
+    modern = clips[0]
+    short = modern.motion.replace(
+        rotations=modern.motion.rotations[: 10 * 60],
+        root_translation=modern.motion.root_translation[: 10 * 60],
+    )
+    tiny = LibraryClip("tiny", "whirl", "cmu_55_whirl/tiny.bvh", modern.credit, short)
+    library = build_library([*clips, tiny], version="t", min_style_s=15.0)
+    assert "whirl" not in library.styles
+    assert library.merged_styles["whirl"] in ("modern", "breakdance")
+    assert library.style_index("whirl") == library.styles.index(library.merged_styles["whirl"])
+    with pytest.raises(ParameterError, match="no style 'tango'"):
+        library.style_index("tango")
+
+
+def test_load_names_the_file_that_is_not_a_library(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ParameterError, match="bad.npz: not a phrase library"):
+        load_library(bad)
+
+
+def test_the_shipped_library_covers_every_style_with_the_cmu_credit() -> None:
+    lib = shipped_library()
+    assert lib.styles == ("breakdance", "modern", "salsa")
+    assert lib.merged_styles == {"whirl": lib.merged_styles["whirl"]}
+    assert CMU_CREDIT in lib.credits
+    coverage = lib.coverage()
+    assert sum(c["minutes"] for c in coverage.values()) > 11.0
+    assert SHIPPED_LIBRARY.stat().st_size < 8 * 2**20
+    assert (SHIPPED_LIBRARY.parent / "PHRASE_LIBRARY.md").exists()
+
+
+def test_cli_build_writes_a_library_and_names_a_bad_folder(
+    clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "lib.npz"
+    assert main(["library", "build", str(clip_folders[0]), "-o", str(out), "--exclude", "05_12"]) == 0
+    assert "modern" in capsys.readouterr().out
+    assert load_library(out).clip_names == ("05_02", "05_04")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["library", "build", str(empty), "-o", str(tmp_path / "x.npz")]) == 1
+    assert f"{empty}: no BVH files there" in capsys.readouterr().err
