@@ -6,8 +6,6 @@ carry another team's data or a key's secret hash.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import AnyHttpUrl, BaseModel, Field
 
 from choreo.service.records import (
@@ -17,6 +15,7 @@ from choreo.service.records import (
     JobOptions,
     JobRecord,
     JobState,
+    JobSummary,
     RoutineRecord,
     TrackRecord,
 )
@@ -109,7 +108,7 @@ class JobPublic(BaseModel):
     error_code: str | None
     error_message: str | None
     artifacts: list[str] = Field(description="Kinds of files ready to download.")
-    summary: dict[str, Any]
+    summary: JobSummary | None
     created_at: float
     started_at: float | None
     finished_at: float | None

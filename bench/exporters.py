@@ -70,7 +70,7 @@ def pipeline_dance(song: Path, fps: int) -> tuple[Motion, Provenance]:
     options = RenderOptions(fps=fps)
     features = prepare_song(song, options)
     generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(song))
-    return finish_motion(generated.motion, features, options), generated.provenance
+    return finish_motion(generated, options), generated.provenance
 
 
 def synthetic_dance(n_frames: int, fps: int) -> tuple[Motion, Provenance]:
@@ -79,7 +79,7 @@ def synthetic_dance(n_frames: int, fps: int) -> tuple[Motion, Provenance]:
     t = np.arange(n_frames) / fps
     rot = 0.6 * np.sin(2 * np.pi * rng.uniform(0.3, 2.0, 72) * t[:, None] + rng.uniform(0, 6.3, 72))
     root = np.stack([0.5 * np.sin(0.3 * t), 0.94 + 0.05 * np.sin(4 * t), 0.5 * np.cos(0.2 * t)], axis=1)
-    provenance = Provenance("synthetic", 0, "salsa", "0" * 64, ())
+    provenance = Provenance("synthetic", 0, "salsa", "0" * 64, (), model_trained=False)
     return Motion(float(fps), root, rot.reshape(n_frames, 24, 3)), provenance
 
 

@@ -76,18 +76,11 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         lap("features_s")
         generated = generate_motion(runner, features, options, song_sha256="0" * 64)
         lap("engine_s")
-        motion = finish_motion(generated.motion, features, options)
+        motion = finish_motion(generated, options)
         lap("postprocess_s")
         with tempfile.TemporaryDirectory() as out:
-            export_dance(
-                motion,
-                features,
-                options,
-                Path(out),
-                song.stem,
-                generated.provenance,
-                model_trained=runner.spec.trained,
-            )
+            exported = export_dance(motion, generated, options, Path(out), song.stem)
+            exported.summary.write(Path(out) / f"{song.stem}.json")
         lap("export_s")
         timings["total_s"] = sum(timings.values())
         runs.append(timings)

@@ -11,7 +11,6 @@ rule, so they give the same dance.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from choreo.audio import MusicFeatures, analyze_song, song_sha256
+from choreo.audio import MusicFeatures, analyze_song, frames_for_duration, song_sha256
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
+from choreo.generated import GeneratedMotion
 from choreo.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
@@ -31,6 +31,7 @@ from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import SUPPORTED_FPS, Settings, get_settings
 from choreo.styles import AUTO, STYLES, resolve_style
+from choreo.summary import DanceSummary
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
 from exporters.provenance import Provenance
@@ -38,6 +39,7 @@ from exporters.provenance import Provenance
 __all__ = [
     "FORMATS",
     "PREVIEW_FORMATS",
+    "ExportedDance",
     "GeneratedMotion",
     "RenderOptions",
     "RenderResult",
@@ -121,26 +123,22 @@ class RenderOptions:
             raise ParameterError(f"seed must be a non-negative integer below 2**63, got {self.seed}")
 
 
+@dataclass(frozen=True)
+class ExportedDance:
+    """The files :func:`export_dance` wrote, by kind, and the summary for the caller to write."""
+
+    files: dict[str, Path]
+    summary: DanceSummary
+
+
 @dataclass
 class RenderResult:
     """What rendering one song produced."""
 
     song: Path
     files: dict[str, Path]
-    summary: dict[str, Any]
+    summary: DanceSummary
     timings_s: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class GeneratedMotion:
-    """A raw dance at the model's native fps and the facts of where it came from.
-
-    ``provenance.style`` is the concrete style the dance was generated in (``auto``
-    resolved from the song's tempo), the one place the style is resolved.
-    """
-
-    motion: Motion
-    provenance: Provenance
 
 
 @lru_cache(maxsize=4)
@@ -210,11 +208,13 @@ def generate_motion(
         style=style,
         song_sha256=song_sha256,
         data_credits=spec.credits,
+        model_trained=spec.trained,
     )
-    return GeneratedMotion(Motion.from_array(poses.astype(np.float64), fps=features.fps), provenance)
+    motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
+    return GeneratedMotion(motion, provenance, features.timing)
 
 
-def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) -> Motion:
+def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     """Turn a raw dance to face +Z, bring it to the requested frame rate, and post-process it.
 
     Resampling comes before post-processing, so that the low-pass filter also
@@ -222,8 +222,8 @@ def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) 
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
     the song's first second to its last.
     """
-    motion = face_front(raw)
-    n_frames = int(np.ceil(features.duration_s * options.fps - 1e-9))
+    motion = face_front(generated.motion)
+    n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
     motion = postprocess(motion)
@@ -232,50 +232,47 @@ def finish_motion(raw: Motion, features: MusicFeatures, options: RenderOptions) 
 
 def export_dance(
     motion: Motion,
-    features: MusicFeatures,
+    generated: GeneratedMotion,
     options: RenderOptions,
     out_dir: Path,
     name: str,
-    provenance: Provenance,
     *,
     song_name: str | None = None,
-    model_trained: bool,
-) -> dict[str, Path]:
-    """Write every requested format, the JSON summary and the preview picture.
+) -> ExportedDance:
+    """Write every requested format and the preview picture; return them with the summary.
 
-    Returns the written files by kind (``bvh``, ``fbx``, ``glb``, ``json``, ``png``).
+    ``motion`` is the finished dance (:func:`finish_motion` of ``generated``).
+    The files are keyed by kind (``bvh``, ``fbx``, ``glb``, ``gif``, ``mp4``,
+    ``png``); the summary is for the caller to write, once, with whatever only
+    it knows added (the command line its timings), see :meth:`DanceSummary.write`.
     """
+    provenance, song = generated.provenance, generated.song
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
     for fmt in options.formats:
         path = out_dir / f"{name}.{fmt}"
         if fmt in PREVIEW_FORMATS:
-            write_animation(motion, features.beat_times, path)
+            write_animation(motion, song.beat_times, path)
         else:
             FORMATS[fmt](motion, path, options, provenance)
         files[fmt] = path
     files["png"] = write_contact_sheet(
-        motion, features.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
+        motion, song.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
     )
-    summary = provenance.to_dict()
-    summary.update(
-        {
-            "song": song_name or name,
-            "model_trained": model_trained,
-            "duration_s": round(features.duration_s, 6),
-            "frames": motion.n_frames,
-            "fps": motion.fps,
-            "tempo_bpm": round(float(features.tempo_bpm), 3),
-            "beat_times": [round(float(t), 4) for t in features.beat_times],
-            "downbeat_times": [round(float(t), 4) for t in features.downbeat_times],
-            "options": asdict(options) | {"formats": list(options.formats)},
-            "files": {kind: p.name for kind, p in files.items()},
-        }
+    summary = DanceSummary(
+        **provenance.to_dict(),
+        song=song_name or name,
+        duration_s=round(song.duration_s, 6),
+        frames=motion.n_frames,
+        fps=motion.fps,
+        tempo_bpm=round(song.tempo_bpm, 3),
+        beat_times=[round(float(t), 4) for t in song.beat_times],
+        downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
+        options=asdict(options) | {"formats": list(options.formats)},
+        files={kind: p.name for kind, p in files.items()},
     )
-    files["json"] = out_dir / f"{name}.json"
-    files["json"].write_text(json.dumps(summary, indent=2) + "\n")
-    return files
+    return ExportedDance(files, summary)
 
 
 def render_song(
@@ -303,24 +300,14 @@ def render_song(
     timings["generate_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    motion = finish_motion(generated.motion, features, options)
+    motion = finish_motion(generated, options)
     timings["postprocess_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    files = export_dance(
-        motion,
-        features,
-        options,
-        out_dir,
-        path.stem,
-        generated.provenance,
-        song_name=path.name,
-        model_trained=runner.spec.trained,
-    )
+    exported = export_dance(motion, generated, options, out_dir, path.stem, song_name=path.name)
     timings["export_s"] = time.perf_counter() - start
 
-    # The export's own time is known only once it has run, so the timings join the summary afterwards.
-    summary = json.loads(files["json"].read_text())
-    summary["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
-    files["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    # Written once, last, so that the export's own time is in it.
+    summary = exported.summary.model_copy(update={"timings_s": {k: round(v, 4) for k, v in timings.items()}})
+    files = exported.files | {"json": summary.write(Path(out_dir) / f"{path.stem}.json")}
     return RenderResult(song=path, files=files, summary=summary, timings_s=timings)

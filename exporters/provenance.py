@@ -43,6 +43,8 @@ class Provenance:
     song_sha256 : SHA-256 of the song file, 64 lower-case hex digits
     data_credits : credit lines of the data the model was trained on
     generator : the software that wrote the file
+    model_trained : whether the model was trained (False for an exported but untrained network);
+        keyword-only and required, so no caller can leave it to a default
     """
 
     model_version: str
@@ -51,6 +53,7 @@ class Provenance:
     song_sha256: str
     data_credits: tuple[str, ...] = ()
     generator: str = field(default_factory=generator_name)
+    model_trained: bool = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_version, str) or not self.model_version:
@@ -62,6 +65,10 @@ class Provenance:
         if not isinstance(self.song_sha256, str) or not _SHA256.fullmatch(self.song_sha256):
             raise ParameterError(
                 f"provenance song_sha256 must be 64 lower-case hex digits, got {self.song_sha256!r}"
+            )
+        if not isinstance(self.model_trained, bool):
+            raise ParameterError(
+                f"provenance model_trained must be true or false, got {self.model_trained!r}"
             )
         if isinstance(self.data_credits, str) or not all(isinstance(c, str) for c in self.data_credits):
             raise ParameterError("provenance data_credits must be a sequence of strings")
@@ -76,6 +83,7 @@ class Provenance:
             "style": self.style,
             "song_sha256": self.song_sha256,
             "data_credits": list(self.data_credits),
+            "model_trained": self.model_trained,
         }
 
     def to_json(self) -> str:
@@ -93,6 +101,7 @@ class Provenance:
                 song_sha256=data["song_sha256"],  # type: ignore[arg-type]
                 data_credits=tuple(data.get("data_credits", ())),  # type: ignore[arg-type]
                 generator=str(data.get("generator", generator_name())),
+                model_trained=data["model_trained"],  # type: ignore[arg-type]
             )
         except KeyError as exc:
             raise ParameterError(f"provenance lacks the key {exc.args[0]!r}") from None

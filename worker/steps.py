@@ -1,7 +1,10 @@
 """The three stages of a job as plain functions: prepare, generate, finish.
 
 Each takes a job id and the process's context, reads what it needs from
-storage and writes its output under deterministic keys (``jobs/<id>/work/``),
+storage and writes its output under deterministic keys (``jobs/<id>/work/``):
+prepare the song's features (``features.npz``, :class:`choreo.audio.MusicFeatures`),
+generate the raw dance with its provenance and song timing (``generated.npz``,
+:class:`choreo.generated.GeneratedMotion`), each read by the next stage alone,
 so a redelivered task redoes the same work and writes the same objects. A job
 already in a terminal state (failed, cancelled, done) is left alone. Tasks in
 :mod:`worker.tasks` wrap these with retries and failure handling; tests call
@@ -14,10 +17,9 @@ import re
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from choreo.audio import MusicFeatures
-from choreo.motion import Motion
+from choreo.generated import GeneratedMotion
+from choreo.metrics.speed import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
 from choreo.pipeline import (
     RenderOptions,
@@ -28,17 +30,14 @@ from choreo.pipeline import (
 )
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import advance_job, get_job, update_job
-from choreo.service.records import JobRecord, JobState, job_prefix, now_s, song_key
-from choreo.service.storage import ObjectMissing
+from choreo.service.records import JobRecord, JobState, JobSummary, job_prefix, now_s, song_key
 from engines.batcher import SequenceBatcher
-from exporters.provenance import Provenance
 
 __all__ = [
     "SKIPPED",
     "artifact_name",
     "finish",
     "generate",
-    "motion_energy_m_per_s",
     "prepare",
     "render_options",
 ]
@@ -70,15 +69,6 @@ def artifact_name(track_name: str) -> str:
     return safe[:80] or "dance"
 
 
-def motion_energy_m_per_s(motion: Motion) -> float:
-    """Mean speed of the 24 joints over the dance, in metres per second: the routine's intensity."""
-    positions = joint_positions(motion)
-    if positions.shape[0] < 2:
-        return 0.0
-    speeds = np.linalg.norm(np.diff(positions, axis=0), axis=-1) * motion.fps
-    return float(speeds.mean())
-
-
 def _work_key(job_id: str, name: str) -> str:
     return f"{job_prefix(job_id)}work/{name}"
 
@@ -105,35 +95,21 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
     return "prepared"
 
 
-def _load_features(ctx: ServiceContext, job_id: str, tmp: Path) -> MusicFeatures:
-    path = tmp / "features.npz"
-    ctx.storage.download_file(_work_key(job_id, "features.npz"), path)
-    return MusicFeatures.from_npz(path)
-
-
 def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
-    """Generate the raw dance (``work/raw_motion.npy``) and the provenance it was made with."""
+    """Generate the raw dance with its provenance and the song's timing (``work/generated.npz``)."""
     job = _live_job(ctx, job_id)
     if job is None:
         return SKIPPED
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.35)
-    options = render_options(job)
     with tempfile.TemporaryDirectory(prefix="choreo-generate-") as tmp_name:
         tmp = Path(tmp_name)
-        features = _load_features(ctx, job_id, tmp)
-        generated = generate_motion(batcher, features, options, song_sha256=job.track_sha256)
-        raw = generated.motion
-        raw_path = tmp / "raw_motion.npy"
-        np.save(raw_path, raw.to_array().astype(np.float32))
-        ctx.storage.upload_file(raw_path, _work_key(job_id, "raw_motion.npy"))
-        ctx.storage.put_json(
-            _work_key(job_id, "provenance.json"),
-            {
-                "provenance": generated.provenance.to_dict(),
-                "raw_fps": raw.fps,
-                "model_trained": batcher.engine.spec.trained,
-            },
-        )
+        features_path = tmp / "features.npz"
+        ctx.storage.download_file(_work_key(job_id, "features.npz"), features_path)
+        features = MusicFeatures.from_npz(features_path)
+        generated = generate_motion(batcher, features, render_options(job), song_sha256=job.track_sha256)
+        out = tmp / "generated.npz"
+        generated.to_npz(out)
+        ctx.storage.upload_file(out, _work_key(job_id, "generated.npz"))
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.7)
     return "generated"
 
@@ -152,25 +128,12 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
     name = artifact_name(job.track_name)
     with tempfile.TemporaryDirectory(prefix="choreo-finish-") as tmp_name:
         tmp = Path(tmp_name)
-        features = _load_features(ctx, job_id, tmp)
-        made = ctx.storage.get_json(_work_key(job_id, "provenance.json"))
-        if made is None:
-            raise ObjectMissing(f"job {job_id} has no provenance.json: generation did not finish")
-        provenance = Provenance.from_dict(made["provenance"])
-        raw_path = tmp / "raw_motion.npy"
-        ctx.storage.download_file(_work_key(job_id, "raw_motion.npy"), raw_path)
-        raw = Motion.from_array(np.load(raw_path).astype(np.float64), fps=made["raw_fps"])
-        motion = finish_motion(raw, features, options)
-        files = export_dance(
-            motion,
-            features,
-            options,
-            tmp / "out",
-            name,
-            provenance,
-            song_name=job.track_name,
-            model_trained=made["model_trained"],
-        )
+        generated_path = tmp / "generated.npz"
+        ctx.storage.download_file(_work_key(job_id, "generated.npz"), generated_path)
+        generated = GeneratedMotion.from_npz(generated_path)
+        motion = finish_motion(generated, options)
+        exported = export_dance(motion, generated, options, tmp / "out", name, song_name=job.track_name)
+        files = exported.files | {"json": exported.summary.write(tmp / "out" / f"{name}.json")}
         advance_job(ctx, job_id, JobState.EXPORTING, progress=0.9)
         artifacts: dict[str, str] = {}
         for kind, path in sorted(files.items()):
@@ -179,15 +142,17 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
                 path, key, content_type=_CONTENT_TYPES.get(kind, "application/octet-stream")
             )
             artifacts[kind] = key
-    summary = {
-        "tempo_bpm": round(float(features.tempo_bpm), 3),
-        "duration_s": round(float(features.duration_s), 3),
-        "style": provenance.style,
-        "energy_m_per_s": round(motion_energy_m_per_s(motion), 4),
-        "frames": motion.n_frames,
-        "fps": motion.fps,
-        "model_version": provenance.model_version,
-    }
+    provenance, song = generated.provenance, generated.song
+    summary = JobSummary(
+        tempo_bpm=round(song.tempo_bpm, 3),
+        duration_s=round(song.duration_s, 3),
+        style=provenance.style,
+        mean_joint_speed_m_per_s=round(mean_joint_speed(joint_positions(motion), fps=motion.fps), 4),
+        frames=motion.n_frames,
+        fps=motion.fps,
+        model_version=provenance.model_version,
+        model_trained=provenance.model_trained,
+    )
     finished = False
 
     def mark_done(record: JobRecord) -> bool:

@@ -35,6 +35,7 @@ __all__ = [
     "ONSET_ENVELOPE_COLUMN",
     "ONSET_PEAK_COLUMN",
     "MusicFeatures",
+    "SongTiming",
     "frames_for_duration",
 ]
 
@@ -56,6 +57,34 @@ def frames_for_duration(duration_s: float, fps: int) -> int:
     an integer counts as that integer, so float rounding never adds a frame.
     """
     return max(0, math.ceil(duration_s * fps - 1e-9))
+
+
+@dataclass(frozen=True, eq=False)
+class SongTiming:
+    """When a song's beats fall and how long it lasts: all the stages after generation need of it.
+
+    Parameters
+    ----------
+    beat_times : np.ndarray [shape=(beats,)], seconds, increasing
+    downbeat_times : np.ndarray [shape=(bars,)], seconds, a subset of ``beat_times``
+    tempo_bpm : float, beats per minute fitted on ``beat_times``
+    duration_s : float >= 0, the song's duration in seconds
+    """
+
+    beat_times: np.ndarray
+    downbeat_times: np.ndarray
+    tempo_bpm: float
+    duration_s: float
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.duration_s) or self.duration_s < 0:
+            raise ParameterError(f"duration_s must be finite and >= 0, got {self.duration_s}")
+        object.__setattr__(self, "beat_times", np.asarray(self.beat_times, dtype=np.float64).reshape(-1))
+        object.__setattr__(
+            self, "downbeat_times", np.asarray(self.downbeat_times, dtype=np.float64).reshape(-1)
+        )
+        object.__setattr__(self, "tempo_bpm", float(self.tempo_bpm))
+        object.__setattr__(self, "duration_s", float(self.duration_s))
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,6 +129,11 @@ class MusicFeatures:
         )
         object.__setattr__(self, "tempo_bpm", float(self.tempo_bpm))
         object.__setattr__(self, "duration_s", float(self.duration_s))
+
+    @property
+    def timing(self) -> SongTiming:
+        """The song's beats, tempo and duration without the per-frame features."""
+        return SongTiming(self.beat_times, self.downbeat_times, self.tempo_bpm, self.duration_s)
 
     @property
     def n_frames(self) -> int:

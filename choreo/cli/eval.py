@@ -115,13 +115,13 @@ def _score_songs(
             beats = librosa_beat_times(song)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
-                raw = generate_motion(runner, features, options, song_sha256=sha256).motion
-                scores = score_motion(finish_motion(raw, features, options), beats)
+                generated = generate_motion(runner, features, options, song_sha256=sha256)
+                scores = score_motion(finish_motion(generated, options), beats)
                 by_fps = {args.fps: scores.beat_align}
                 for fps in EVAL_FPS:
                     if fps != args.fps:
                         other = RenderOptions(fps=fps, seed=seed, style=args.style)
-                        by_fps[fps] = _beat_align(finish_motion(raw, features, other), beats)
+                        by_fps[fps] = _beat_align(finish_motion(generated, other), beats)
                 rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
         except ChoreoError as exc:
             failures.append({"song": str(song), "error": str(exc), "code": exc.code})

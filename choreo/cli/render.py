@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
         summary = result.summary
         total_s = sum(result.timings_s.values())
         tqdm.write(
-            f"ok {song.name}: {summary['duration_s']:.1f} s, "
-            f"{summary['frames']} frames at {summary['fps']:g} fps, "
-            f"{summary['tempo_bpm']:.1f} BPM, style {summary['style']}, "
+            f"ok {song.name}: {summary.duration_s:.1f} s, "
+            f"{summary.frames} frames at {summary.fps:g} fps, "
+            f"{summary.tempo_bpm:.1f} BPM, style {summary.style}, "
             f"{', '.join(p.name for p in result.files.values())} in {total_s:.2f} s"
         )
     if failures:

@@ -2,7 +2,7 @@
 
 :mod:`.beat_align` (Bailando's beat alignment score), :mod:`.foot_skate`
 (share of skating frames), :mod:`.pfc` (EDGE's physical foot contact score),
-:mod:`.jerk`, :mod:`.freeze` (freeze ratio), :mod:`.diversity` (kinetic
+:mod:`.jerk`, :mod:`.freeze` (freeze ratio), :mod:`.speed` (mean joint speed), :mod:`.diversity` (kinetic
 features and pairwise distances), :mod:`.limits` (joint-limit violations) and
 :mod:`.score` (all of them for one dance).
 
@@ -25,6 +25,7 @@ from choreo.metrics.limits import limit_violations
 from choreo.metrics.pfc import pfc_score
 from choreo.metrics.repetition import SourceSpan, distinct_source_seconds_per_minute
 from choreo.metrics.score import DanceScores, score_motion
+from choreo.metrics.speed import mean_joint_speed
 from choreo.metrics.spread import Reach, pose_spread, reach
 from choreo.metrics.stalls import Stalls, stalls
 from choreo.metrics.structure_consistency import structure_consistency
@@ -47,6 +48,7 @@ __all__ = [
     "kinetic_features",
     "limit_violations",
     "mean_jerk",
+    "mean_joint_speed",
     "mean_pairwise_distance",
     "pfc_score",
     "pose_spread",

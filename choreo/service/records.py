@@ -15,7 +15,7 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from choreo.settings import SUPPORTED_FPS
 from choreo.styles import AUTO, STYLES
@@ -31,6 +31,7 @@ __all__ = [
     "JobOptions",
     "JobRecord",
     "JobState",
+    "JobSummary",
     "RoutineRecord",
     "TrackRecord",
     "batch_key",
@@ -144,6 +145,21 @@ class TrackRecord(BaseModel):
         return song_key(self.sha256, self.ext)
 
 
+class JobSummary(BaseModel):
+    """What a finished job made: the song's tempo and length and the dance's measures."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tempo_bpm: float
+    duration_s: float
+    style: str = Field(description="The style the dance was generated in (auto resolved).")
+    mean_joint_speed_m_per_s: float = Field(description="Mean speed of the 24 joints: the intensity.")
+    frames: int
+    fps: float
+    model_version: str
+    model_trained: bool
+
+
 class JobRecord(BaseModel):
     """One song's render and everything known about it."""
 
@@ -162,12 +178,18 @@ class JobRecord(BaseModel):
     error_code: str | None = None
     error_message: str | None = None
     artifacts: dict[str, str] = Field(default_factory=dict, description="Storage key by kind.")
-    summary: dict[str, Any] = Field(default_factory=dict, description="Tempo, duration, energy, style...")
+    summary: JobSummary | None = Field(default=None, description="Set when the job is done.")
     timings_s: dict[str, float] = Field(default_factory=dict)
     seq: int = 0
     created_at: float = Field(default_factory=now_s)
     started_at: float | None = None
     finished_at: float | None = None
+
+    @field_validator("summary", mode="before")
+    @classmethod
+    def _no_summary_yet(cls, value: Any) -> Any:
+        # Records written before the summary was typed stored an unfinished job's summary as {}.
+        return None if value == {} else value
 
     @property
     def terminal(self) -> bool:

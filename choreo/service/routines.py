@@ -2,7 +2,8 @@
 
 Tempo and duration come from the song, intensity from the motion: the mean
 speed of the body's joints in metres per second, measured by the worker when
-the job finished (``summary["energy_m_per_s"]``). The default level bounds,
+the job finished (``summary.mean_joint_speed_m_per_s``, :mod:`choreo.metrics.speed`).
+The default level bounds,
 1.07 and 1.32 m/s, are the terciles of that speed over the 52 recorded CMU
 dance clips (retargeted to SMPL): ``low`` is calmer than two thirds of the
 human dances. They are settings, so a catalogue can be recalibrated without
@@ -69,16 +70,19 @@ def publish_job(
     existing = routine_for_job(ctx, job.id)
     if existing:
         raise ParameterError(f"job {job.id} is already published as {existing}", code="already_published")
-    intensity = float(job.summary.get("energy_m_per_s", 0.0))
+    summary = job.summary
+    if summary is None:
+        raise ParameterError(f"job {job.id} is done but has no summary", code="job_not_done")
+    intensity = summary.mean_joint_speed_m_per_s
     routine = RoutineRecord(
         id=new_id("rtn"),
         team=job.team,
         job_id=job.id,
         title=title,
         tags=sorted({t.strip().lower() for t in tags if t.strip()}),
-        style=style or str(job.summary.get("style", job.options.style)),
-        tempo_bpm=round(float(job.summary.get("tempo_bpm", 0.0)), 3),
-        duration_s=round(float(job.summary.get("duration_s", 0.0)), 3),
+        style=style or summary.style,
+        tempo_bpm=round(summary.tempo_bpm, 3),
+        duration_s=round(summary.duration_s, 3),
         intensity=round(intensity, 4),
         intensity_level=intensity_level(ctx, intensity),
         artifacts=dict(job.artifacts),

@@ -102,7 +102,7 @@ def test_output_is_reproducible_and_has_no_negative_zero(rng, tmp_path) -> None:
 
 def test_provenance_is_accepted_but_nothing_invalid_is_written(rng, tmp_path) -> None:
     motion = random_dance(rng, 1.0, 30)
-    prov = Provenance("m-1", 3, "salsa", "0" * 64, ("credit",))
+    prov = Provenance("m-1", 3, "salsa", "0" * 64, ("credit",), model_trained=True)
     plain = write_bvh(motion, tmp_path / "a.bvh").read_text()
     with_prov = write_bvh(motion, tmp_path / "b.bvh", provenance=prov).read_text()
     assert plain == with_prov

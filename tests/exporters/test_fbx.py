@@ -48,6 +48,7 @@ PROVENANCE = Provenance(
     style="breakdance",
     song_sha256="9f" * 32,
     data_credits=("The data used in this project was obtained from mocap.cs.cmu.edu.",),
+    model_trained=True,
 )
 
 

@@ -17,11 +17,19 @@ CMU = "The data used in this project was obtained from mocap.cs.cmu.edu."
 
 
 def test_round_trip_through_json() -> None:
-    prov = Provenance("model-2", 42, "salsa", SHA, [CMU, "second credit"])
+    prov = Provenance("model-2", 42, "salsa", SHA, [CMU, "second credit"], model_trained=True)
     assert prov.data_credits == (CMU, "second credit")
     assert Provenance.from_json(prov.to_json()) == prov
     data = json.loads(prov.to_json())
-    assert list(data) == ["generator", "model_version", "seed", "style", "song_sha256", "data_credits"]
+    assert list(data) == [
+        "generator",
+        "model_version",
+        "seed",
+        "style",
+        "song_sha256",
+        "data_credits",
+        "model_trained",
+    ]
     assert data["generator"].startswith("Choreo") and data["generator"] == generator_name()
 
 
@@ -37,10 +45,12 @@ def test_round_trip_through_json() -> None:
         ({"song_sha256": "ab" * 31}, "song_sha256"),
         ({"data_credits": "one string"}, "data_credits"),
         ({"data_credits": [1, 2]}, "data_credits"),
+        ({"model_trained": 1}, "model_trained"),
     ],
 )
 def test_bad_fields_are_named(changes: dict, message: str) -> None:
     fields = {"model_version": "m", "seed": 0, "style": "modern", "song_sha256": SHA, "data_credits": ()}
+    fields["model_trained"] = False
     fields.update(changes)
     with pytest.raises(ParameterError, match=message):
         Provenance(**fields)
@@ -49,6 +59,8 @@ def test_bad_fields_are_named(changes: dict, message: str) -> None:
 def test_from_dict_names_a_missing_key_and_rejects_bad_json() -> None:
     with pytest.raises(ParameterError, match="'song_sha256'"):
         Provenance.from_dict({"model_version": "m", "seed": 0, "style": "whirl"})
+    with pytest.raises(ParameterError, match="'model_trained'"):
+        Provenance.from_dict({"model_version": "m", "seed": 0, "style": "whirl", "song_sha256": SHA})
     with pytest.raises(ParameterError, match="not valid JSON"):
         Provenance.from_json("{seed: 1")
     with pytest.raises(ParameterError, match="object"):
@@ -56,7 +68,7 @@ def test_from_dict_names_a_missing_key_and_rejects_bad_json() -> None:
 
 
 def test_fbx_scene_info_carries_every_field(rng, tmp_path) -> None:
-    prov = Provenance("model-2", 2**40, "whirl", SHA, (CMU,))
+    prov = Provenance("model-2", 2**40, "whirl", SHA, (CMU,), model_trained=False)
     path = write_fbx(random_dance(rng, 1.0, 30), tmp_path / "dance.fbx", provenance=prov)
     _, nodes = read_fbx(path)
     info = next(n for n in nodes if n.name == "FBXHeaderExtension").find("SceneInfo")

@@ -265,7 +265,12 @@ def test_mixamo_rig_names_bones_and_carries_bone_axes(tmp_path, rng):
 
 def test_provenance_record_goes_into_asset_extras(tmp_path, rng):
     record = Provenance(
-        model_version="m-2", seed=11, style="whirl", song_sha256="0f" * 32, data_credits=("CMU mocap",)
+        model_version="m-2",
+        seed=11,
+        style="whirl",
+        song_sha256="0f" * 32,
+        data_credits=("CMU mocap",),
+        model_trained=True,
     )
     document, _ = read_glb(write_glb(random_dance(rng, 1.0, 30), tmp_path / "d.glb", provenance=record))
     assert document["asset"]["extras"] == record.to_dict()

@@ -52,7 +52,7 @@ def test_album_jobs_all_finish_with_monotonic_progress(album: Album) -> None:
         assert job["error_code"] is None
         assert set(job["artifacts"]) >= {"bvh", "json", "png"}
         assert job["summary"]["tempo_bpm"] > 0
-        assert job["summary"]["energy_m_per_s"] > 0
+        assert job["summary"]["mean_joint_speed_m_per_s"] > 0
     batch_progress = [p["progress"] for p in album.progress]
     assert batch_progress == sorted(batch_progress), "batch progress went backwards"
     assert len(set(batch_progress)) >= 3, f"no progress seen between start and end: {batch_progress}"
@@ -115,7 +115,7 @@ def test_routine_is_published_found_by_filter_and_downloaded_by_a_fitness_key(
     assert routine["tags"] == ["cardio", "strings"]
     assert routine["tempo_bpm"] == pytest.approx(job["summary"]["tempo_bpm"], abs=1e-3)
     assert routine["duration_s"] == pytest.approx(45.84, abs=0.1)
-    assert routine["intensity"] == pytest.approx(job["summary"]["energy_m_per_s"], abs=1e-3)
+    assert routine["intensity"] == pytest.approx(job["summary"]["mean_joint_speed_m_per_s"], abs=1e-3)
     assert routine["intensity_level"] in ("low", "medium", "high")
 
     tempo = routine["tempo_bpm"]

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from choreo.audio import MusicFeatures
+from choreo.generated import GeneratedMotion
 from choreo.pipeline import generate_motion, load_engine, load_runner
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
@@ -64,7 +65,7 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: 
     np.testing.assert_array_equal(_features(stack, job.id).features, first.features)
 
     assert steps.generate(ctx, job.id, batcher) == "generated"
-    raw_key = f"jobs/{job.id}/work/raw_motion.npy"
+    raw_key = f"jobs/{job.id}/work/generated.npz"
     raw = stack.ctx.storage.get_bytes(raw_key)
     assert steps.generate(ctx, job.id, batcher) == "generated"
     assert stack.ctx.storage.get_bytes(raw_key) == raw, "the same seed must give the same dance"
@@ -72,8 +73,13 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: 
     outcome, done = steps.finish(ctx, job.id)
     assert outcome == "finished" and done is not None
     assert done.state == JobState.DONE and done.progress == 1.0
-    assert done.summary["fps"] == 24
-    assert done.summary["frames"] == int(np.ceil(first.duration_s * 24 - 1e-9))
+    assert done.summary.fps == 24
+    assert done.summary.frames == int(np.ceil(first.duration_s * 24 - 1e-9))
+    assert done.summary.mean_joint_speed_m_per_s > 0
+    assert sorted(ctx.storage.list_keys(f"jobs/{job.id}/work/")) == [
+        f"jobs/{job.id}/work/features.npz",
+        f"jobs/{job.id}/work/generated.npz",
+    ]
     assert set(done.artifacts) == {"bvh", "json", "png"}
     assert steps.finish(ctx, job.id) == (steps.SKIPPED, None)
     assert get_job(ctx, job.id).artifacts == done.artifacts
@@ -95,9 +101,12 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
     for job in jobs:
         features = _features(stack, job.id)
         alone = generate_motion(runner, features, steps.render_options(job), song_sha256=job.track_sha256)
-        raw = np.load(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/raw_motion.npy")))
+        stored = stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")
+        batched = GeneratedMotion.from_npz(io.BytesIO(stored))
         # ONNX Runtime: the same chunks give the same engine calls, so the same bytes.
-        np.testing.assert_array_equal(raw, alone.motion.to_array().astype(np.float32))
+        np.testing.assert_array_equal(batched.motion.to_array(), alone.motion.to_array())
+        assert batched.provenance == alone.provenance
+        assert batched.provenance.style != "auto" and batched.provenance.model_trained == runner.spec.trained
 
 
 def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack, batcher: SequenceBatcher) -> None:

@@ -1,20 +1,18 @@
-"""Unit tests of the service's pure parts: options, fingerprints, signatures, sniffing, settings, energy."""
+"""Unit tests of the service's pure parts: options, fingerprints, signatures, sniffing, settings."""
 
 from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from choreo.errors import AudioError, ParameterError
-from choreo.motion import Motion
 from choreo.service.callbacks import sign, verify
 from choreo.service.records import JobOptions
 from choreo.service.settings import ServiceSettings
 from choreo.service.tracks import check_audio_head, extension_of
-from worker.steps import artifact_name, motion_energy_m_per_s
+from worker.steps import artifact_name
 
 SHA = "ab" * 32
 
@@ -100,16 +98,6 @@ def test_artifact_names_are_safe_file_stems() -> None:
     assert artifact_name("....ogg") == "dance"
 
 
-def test_motion_energy_is_the_mean_joint_speed() -> None:
-    n = 31
-    still = Motion(fps=30, root_translation=np.zeros((n, 3)), rotations=np.zeros((n, 24, 3)))
-    assert motion_energy_m_per_s(still) == pytest.approx(0.0)
-    walking = np.zeros((n, 3))
-    walking[:, 0] = np.arange(n) / 30.0 * 1.5  # 1.5 m/s along x, no rotation: every joint moves at 1.5 m/s
-    moving = Motion(fps=30, root_translation=walking, rotations=np.zeros((n, 24, 3)))
-    assert motion_energy_m_per_s(moving) == pytest.approx(1.5)
-
-
 def test_storage_errors_say_whether_retrying_can_help() -> None:
     from choreo.errors import StorageError
     from choreo.service.localstack import free_ports
@@ -137,3 +125,31 @@ def test_intensity_levels_follow_the_configured_bounds() -> None:
         "high",
         "high",
     ]
+
+
+def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
+    from choreo.service.records import JobRecord, JobSummary
+
+    record = {
+        "id": "job_1",
+        "team": "t",
+        "track_sha256": SHA,
+        "track_ext": "ogg",
+        "track_name": "a.ogg",
+        "options": {},
+        "fingerprint": "f",
+    }
+    assert JobRecord.model_validate(record | {"summary": {}}).summary is None
+    summary = JobSummary(
+        tempo_bpm=120.0,
+        duration_s=3.0,
+        style="salsa",
+        mean_joint_speed_m_per_s=1.2,
+        frames=90,
+        fps=30,
+        model_version="m",
+        model_trained=True,
+    )
+    assert JobRecord.model_validate(record | {"summary": summary.model_dump()}).summary == summary
+    with pytest.raises(ValidationError, match="model_trained"):
+        JobSummary.model_validate(summary.model_dump(exclude={"model_trained"}))

@@ -1,0 +1,92 @@
+"""``GeneratedMotion``: the generation stage's output, in memory and as one file.
+
+A raw dance at the model's native fps, where it came from (the provenance,
+with the resolved style and whether the model is trained) and the song's
+timing that post-processing and export need. The service stores it as one
+``.npz`` (``work/generated.npz``), so the stages after generation read one
+object with one schema instead of the features again plus a side file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from os import PathLike
+from typing import BinaryIO
+
+import numpy as np
+
+from choreo.audio import SongTiming
+from choreo.errors import ParameterError
+from choreo.motion import Motion
+from exporters.provenance import Provenance
+
+__all__ = ["GeneratedMotion"]
+
+_NPZ_VERSION = 1
+_NPZ_KEYS = (
+    "version",
+    "poses",
+    "fps",
+    "provenance",
+    "beat_times",
+    "downbeat_times",
+    "tempo_bpm",
+    "duration_s",
+)
+
+
+@dataclass(frozen=True)
+class GeneratedMotion:
+    """A raw dance and everything the later stages need to finish and export it.
+
+    Parameters
+    ----------
+    motion : the raw dance at the model's native fps
+    provenance : where it came from; ``provenance.style`` is the concrete style it
+        was generated in (``auto`` resolved from the tempo, the one place it is resolved)
+    song : the song's beats, tempo and duration
+    """
+
+    motion: Motion
+    provenance: Provenance
+    song: SongTiming
+
+    def to_npz(self, file: str | PathLike[str] | BinaryIO) -> None:
+        """Write as a compressed ``.npz`` (poses as float32, as the engine made them)."""
+        np.savez_compressed(
+            file,
+            version=np.int64(_NPZ_VERSION),
+            poses=self.motion.to_array().astype(np.float32),
+            fps=np.float64(self.motion.fps),
+            provenance=np.array(self.provenance.to_json()),
+            beat_times=self.song.beat_times,
+            downbeat_times=self.song.downbeat_times,
+            tempo_bpm=np.float64(self.song.tempo_bpm),
+            duration_s=np.float64(self.song.duration_s),
+        )
+
+    @classmethod
+    def from_npz(cls, file: str | PathLike[str] | BinaryIO) -> GeneratedMotion:
+        """Read what :meth:`to_npz` wrote.
+
+        Raises
+        ------
+        ParameterError
+            Naming the missing key or the unknown version.
+        """
+        with np.load(file, allow_pickle=False) as data:
+            missing = [key for key in _NPZ_KEYS if key not in data.files]
+            if missing:
+                raise ParameterError(f"not a GeneratedMotion file (missing {missing})")
+            if int(data["version"]) != _NPZ_VERSION:
+                raise ParameterError(
+                    f"GeneratedMotion file version {int(data['version'])}, this code reads {_NPZ_VERSION}"
+                )
+            motion = Motion.from_array(data["poses"].astype(np.float64), fps=float(data["fps"]))
+            song = SongTiming(
+                data["beat_times"],
+                data["downbeat_times"],
+                float(data["tempo_bpm"]),
+                float(data["duration_s"]),
+            )
+            return cls(motion, Provenance.from_json(str(data["provenance"])), song)
