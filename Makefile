@@ -5,12 +5,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 
-.PHONY: demo test lint format system-deps venv bench up down clean
+.PHONY: demo test lint format system-deps venv studio bench up down clean
 
 # Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
 # libsndfile (decoding), Node.js (the Khronos glTF validator and three.js checks), docker-compose
-# (validates docker-compose.yml; there is no Docker engine here). Installed only where missing.
-SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm docker-compose:docker-compose
+# (validates docker-compose.yml; there is no Docker engine here), chromium (the Studio's browser tests,
+# driven by Playwright; no browser is ever downloaded). Installed only where missing.
+SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm docker-compose:docker-compose \
+  chromium:chromium
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
@@ -29,11 +31,19 @@ $(VENV)/.installed: pyproject.toml
 
 venv: system-deps $(VENV)/.installed
 
+# Choreo Studio (served by the API at /studio): its sources and the pinned three.js from npm, copied
+# into studio/dist by studio/build.mjs, so the page needs no CDN.
+STUDIO_SOURCES := $(wildcard studio/src/*) studio/build.mjs studio/package-lock.json
+studio/dist/index.html: $(STUDIO_SOURCES)
+	cd studio && npm ci --no-audit --no-fund && node build.mjs
+
+studio: system-deps studio/dist/index.html
+
 demo: venv
 	$(VENV)/bin/choreo render $(DEMO_SONG) -o out
 	@echo "make demo: dance files are in out/"
 
-test: venv
+test: venv studio
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m pytest -q -ra
@@ -54,11 +64,11 @@ bench: venv
 	$(PY) -P bench/service.py
 
 # The service without Docker: Redis, SeaweedFS S3, the API on 127.0.0.1:8000 and both workers.
-up: venv
+up: venv studio
 	scripts/dev_up.sh
 
 down:
 	scripts/dev_down.sh
 
 clean:
-	rm -rf out .pytest_cache .ruff_cache
+	rm -rf out .pytest_cache .ruff_cache studio/dist

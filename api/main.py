@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from api.errors import install_error_handlers
 from api.metrics import install_metrics
-from api.routes import batches, health, jobs, keys, routines, tracks
+from api.routes import audio, batches, health, jobs, keys, me, routines, studio, tracks
 from choreo import __version__
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.queue import make_celery
@@ -28,6 +28,9 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         ctx.storage.ensure_bucket()
+        origins = [o.strip() for o in ctx.settings.studio_origins.split(",") if o.strip()]
+        if origins:
+            ctx.storage.allow_browser_origins(origins)
         yield
 
     app = FastAPI(
@@ -40,6 +43,7 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
     app.state.celery = make_celery(ctx.settings, name="choreo-api")
     install_error_handlers(app)
     install_metrics(app, ctx, app.state.celery)
-    for module in (health, tracks, jobs, batches, routines, keys):
+    for module in (health, tracks, jobs, audio, batches, routines, keys, me, studio):
         app.include_router(module.router)
+    studio.install_studio(app, studio.studio_dir(ctx.settings.studio_dir))
     return app

@@ -2,6 +2,16 @@
 #   docker build -f docker/service.Dockerfile --build-arg BASE_IMAGE=nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04 \
 #     --build-arg EXTRAS=gpu .
 ARG BASE_IMAGE=python:3.11-slim-bookworm
+
+# Choreo Studio, the page the API serves at /studio: its sources plus three.js from npm (no CDN).
+FROM node:20-bookworm-slim AS studio
+WORKDIR /studio
+COPY studio/package.json studio/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY studio/build.mjs ./
+COPY studio/src ./src
+RUN node build.mjs
+
 FROM ${BASE_IMAGE}
 ARG EXTRAS=""
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
@@ -18,6 +28,8 @@ COPY api ./api
 COPY worker ./worker
 COPY engines ./engines
 COPY exporters ./exporters
+COPY --from=studio /studio/dist /app/studio/dist
+ENV CHOREO_STUDIO_DIR=/app/studio/dist
 RUN pip install --upgrade pip && if [ -n "$EXTRAS" ]; then pip install ".[${EXTRAS}]"; else pip install .; fi
 RUN useradd --create-home --uid 10001 choreo
 USER choreo

@@ -78,6 +78,9 @@ get_context().storage.ensure_bucket()"
 
 # -- API and workers --------------------------------------------------------------------------------------
 cd "$ROOT"
+# The Studio page at /studio/ uploads to and reads from S3 with presigned URLs: the API sets the
+# bucket's CORS rules to admit the page's origins. S3 listens on 127.0.0.1, which the browser reaches.
+export CHOREO_STUDIO_ORIGINS="http://$API_HOST:$API_PORT,http://localhost:$API_PORT"
 start api "$VENV_BIN/python" -m uvicorn --factory api.main:create_app --host "$API_HOST" --port "$API_PORT"
 CELERY=("$VENV_BIN/python" -m celery -A worker.app worker --loglevel=INFO --prefetch-multiplier=1
         --without-gossip --without-mingle)
@@ -98,6 +101,7 @@ chmod 600 "$RUN/dev-api-key"
 cat <<MSG
 Choreo is up.
   API:      http://$API_HOST:$API_PORT   (docs at http://$API_HOST:$API_PORT/docs)
+  Studio:   http://$API_HOST:$API_PORT/studio/   (sign in with the key below)
   S3:       http://127.0.0.1:$S3_PORT  (SeaweedFS; keys in .run/dev.env)
   logs:     .run/logs/
   API key:  $key

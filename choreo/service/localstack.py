@@ -113,8 +113,10 @@ class LocalStack:
                 strict=True,
             )
         )
+        self.api_url = f"http://127.0.0.1:{self._ports['api']}"
         base = {k: v for k, v in os.environ.items() if not k.startswith("CHOREO_")}
         self.env = base | {
+            "CHOREO_STUDIO_ORIGINS": self.api_url,
             "CHOREO_ENVIRONMENT": "test",
             "CHOREO_REDIS_URL": redis_url,
             "CHOREO_S3_ENDPOINT_URL": f"http://127.0.0.1:{self._ports['s3']}",
@@ -123,7 +125,6 @@ class LocalStack:
             "CHOREO_S3_BUCKET": "choreo",
         }
         self.env.update(env or {})
-        self.api_url = f"http://127.0.0.1:{self._ports['api']}"
         settings = ServiceSettings(
             **{k[len("CHOREO_") :].lower(): v for k, v in self.env.items() if k.startswith("CHOREO_")}
         )

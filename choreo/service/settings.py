@@ -34,6 +34,13 @@ class ServiceSettings(BaseSettings):
     s3_public_endpoint_url: str | None = Field(
         default=None, description="Endpoint in presigned URLs, when clients reach S3 by another name."
     )
+    studio_origins: str = Field(
+        default="",
+        description="Comma-separated web origins of the Studio; the bucket's CORS rules admit them.",
+    )
+    studio_dir: str = Field(
+        default="", description="Folder of the built Studio page; empty means studio/dist of this checkout."
+    )
     s3_region: str = Field(default="us-east-1")
     s3_access_key: SecretStr = Field(default=SecretStr(PLACEHOLDER_SECRET))
     s3_secret_key: SecretStr = Field(default=SecretStr(PLACEHOLDER_SECRET))

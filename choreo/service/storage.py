@@ -97,6 +97,33 @@ class Storage:
         except BotoCoreError as exc:
             raise _wrap(exc, "reach bucket", self.bucket) from exc
 
+    def allow_browser_origins(self, origins: list[str]) -> bool:
+        """Let web pages from ``origins`` GET and PUT presigned URLs (the bucket's CORS rules).
+
+        Returns False where the store has no bucket CORS API (MinIO sets CORS
+        by its ``MINIO_API_CORS_ALLOW_ORIGIN`` variable instead).
+        """
+        rules = {
+            "CORSRules": [
+                {
+                    "AllowedOrigins": origins,
+                    "AllowedMethods": ["GET", "PUT", "HEAD"],
+                    "AllowedHeaders": ["*"],
+                    "ExposeHeaders": ["ETag", "Content-Length", "Content-Range"],
+                    "MaxAgeSeconds": 3600,
+                }
+            ]
+        }
+        try:
+            self._client.put_bucket_cors(Bucket=self.bucket, CORSConfiguration=rules)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NotImplemented", "MethodNotAllowed"):
+                return False
+            raise _wrap(exc, "set CORS of", self.bucket) from exc
+        except BotoCoreError as exc:
+            raise _wrap(exc, "set CORS of", self.bucket) from exc
+        return True
+
     def ping(self) -> None:
         """Raise :class:`StorageError` unless the bucket answers."""
         try:
@@ -152,6 +179,14 @@ class Storage:
             if isinstance(err, ObjectMissing):
                 return None
             raise err from exc
+
+    def open_range(self, key: str, start: int, end: int) -> Iterator[bytes]:
+        """Stream bytes ``start..end`` (inclusive) of an object in chunks of up to 256 KiB."""
+        try:
+            body = self._client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end}")["Body"]
+        except (ClientError, BotoCoreError) as exc:
+            raise _wrap(exc, "read", key) from exc
+        return body.iter_chunks(chunk_size=256 * 1024)
 
     def sha256_and_head(self, key: str, *, head_bytes: int = 64) -> tuple[str, int, bytes]:
         """Stream an object once: its SHA-256, its size and its first ``head_bytes`` bytes."""

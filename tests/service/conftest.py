@@ -21,6 +21,7 @@ from tests.service.helpers import (
     CALLBACK_SECRET,
     MAX_UPLOAD_BYTES,
     REDIS_DB,
+    REDIS_PORT,
     SONGS,
     Album,
     ServiceStack,
@@ -35,15 +36,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
     for path in SONGS.values():
         if not path.is_file():
             pytest.skip(f"shared music not found: {path}")
-    admin_redis = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
+    admin_redis = redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB)
     try:
         admin_redis.ping()
     except redis.RedisError as exc:
-        pytest.fail(f"the service tests need Redis at 127.0.0.1:6379: {exc}")
+        pytest.fail(f"the service tests need Redis at 127.0.0.1:{REDIS_PORT}: {exc}")
     admin_redis.flushdb()
     local = LocalStack(
         tmp_path_factory.mktemp("service"),
-        f"redis://127.0.0.1:6379/{REDIS_DB}",
+        f"redis://127.0.0.1:{REDIS_PORT}/{REDIS_DB}",
         cpu_workers=1,
         cpu_concurrency=2,
         gpu_concurrency=2,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from choreo.service.localstack import LocalStack
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
 REDIS_DB = int(os.environ.get("CHOREO_TEST_REDIS_DB", "11"))
+REDIS_PORT = int(os.environ.get("CHOREO_TEST_REDIS_PORT", "6379"))
+"""The Redis the tests use; another port for a Redis of one's own (with more than 16 databases)."""
 MAX_UPLOAD_BYTES = 6 * 1024 * 1024
 CALLBACK_SECRET = "test-callback-secret"
 
@@ -102,3 +105,18 @@ def presigned_upload(client: httpx.Client, path: Path) -> dict:
     done = client.post(ticket["complete_url"])
     assert done.status_code == 201, done.text
     return done.json()
+
+
+STUDIO = REPO_ROOT / "studio"
+
+
+def ensure_studio_built() -> Path:
+    """Build the Studio page (``npm ci``, ``node build.mjs``) unless dist/ is newer than its sources."""
+    index = STUDIO / "dist" / "index.html"
+    sources = [*STUDIO.joinpath("src").rglob("*"), STUDIO / "build.mjs", STUDIO / "package-lock.json"]
+    if index.is_file() and all(p.stat().st_mtime <= index.stat().st_mtime for p in sources):
+        return index.parent
+    if not (STUDIO / "node_modules" / "three" / "package.json").is_file():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=STUDIO, check=True, capture_output=True)
+    subprocess.run(["node", "build.mjs"], cwd=STUDIO, check=True, capture_output=True)
+    return index.parent

@@ -1,0 +1,168 @@
+"""Choreo Studio: the web page at ``/studio``, and the two routes only it needs.
+
+* ``GET /v1/options``: every job option with its type, default and choices,
+  read from :class:`~choreo.service.records.JobOptions`, so an option added to
+  the model appears on the page without a change to the page.
+* ``GET /v1/jobs/{id}/timeline``: a done job's beats, bars (downbeats) and,
+  when its summary has a plan, the phrase boundaries, for the player's timeline.
+
+The page itself is static files built by ``make studio`` (``studio/build.mjs``
+copies the sources and the vendored three.js from ``node_modules``); nothing
+comes from a CDN, so the Studio works offline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+from starlette.types import Receive, Scope, Send
+
+from api.deps import Ctx, OwnedJob
+from api.errors import ApiError
+from choreo.service.records import JOB_FORMATS, RIGS, JobOptions, JobState
+from choreo.settings import SUPPORTED_FPS
+from choreo.styles import AUTO, STYLES
+
+__all__ = ["install_studio", "router", "studio_dir"]
+
+router = APIRouter(prefix="/v1", tags=["studio"])
+
+_REPO_STUDIO = Path(__file__).resolve().parents[2] / "studio" / "dist"
+
+_CHOICES: dict[str, list[Any]] = {
+    "fps": list(SUPPORTED_FPS),
+    "formats": list(JOB_FORMATS),
+    "style": [AUTO, *STYLES],
+    "rig": list(RIGS),
+}
+"""Choices the model checks in validators (its schema cannot say them); enums speak for themselves."""
+
+
+class OptionField(BaseModel):
+    name: str
+    type: str = Field(description="integer, number, boolean, string or array")
+    default: Any = None
+    choices: list[Any] | None = None
+    multiple: bool = Field(default=False, description="A list of choices (formats).")
+    minimum: float | None = None
+    maximum: float | None = None
+    description: str = ""
+
+
+class OptionList(BaseModel):
+    fields: list[OptionField]
+
+
+def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any) -> OptionField:
+    ref = schema.get("$ref") or next((s.get("$ref") for s in schema.get("allOf", []) if "$ref" in s), None)
+    if ref:
+        schema = defs[ref.rsplit("/", 1)[-1]] | {k: v for k, v in schema.items() if k != "allOf"}
+    multiple = schema.get("type") == "array"
+    inner = schema.get("items", {}) if multiple else schema
+    choices = inner.get("enum") or _CHOICES.get(name)
+    return OptionField(
+        name=name,
+        type=schema.get("type") or inner.get("type") or "string",
+        default=default,
+        choices=list(choices) if choices else None,
+        multiple=multiple,
+        minimum=schema.get("minimum", schema.get("exclusiveMinimum")),
+        maximum=schema.get("maximum", schema.get("exclusiveMaximum")),
+        description=schema.get("description", ""),
+    )
+
+
+@router.get("/options", response_model=OptionList)
+def job_options() -> OptionList:
+    """The render options a job takes, as the page's form shows them (no key needed)."""
+    schema = JobOptions.model_json_schema()
+    defs = schema.get("$defs", {})
+    defaults = JobOptions().model_dump(mode="json")
+    return OptionList(fields=[_field(n, s, defs, defaults.get(n)) for n, s in schema["properties"].items()])
+
+
+class Phrase(BaseModel):
+    start_s: float
+    end_s: float
+    label: str = ""
+
+
+class Timeline(BaseModel):
+    job_id: str
+    duration_s: float
+    fps: float
+    tempo_bpm: float
+    beat_times: list[float]
+    bar_times: list[float] = Field(description="Where each bar starts (the downbeats), seconds.")
+    phrases: list[Phrase] = Field(description="The plan's phrases, when the dance was planned.")
+
+
+def _phrases(plan: Any) -> list[Phrase]:
+    """Phrase spans from a plan recorded in the summary (entries with ``start_s`` and ``end_s``)."""
+    entries = plan.get("phrases", []) if isinstance(plan, dict) else plan or []
+    phrases = []
+    for entry in entries:
+        if isinstance(entry, dict) and "start_s" in entry and "end_s" in entry:
+            label = entry.get("label") or entry.get("phrase") or entry.get("name") or ""
+            phrases.append(Phrase(start_s=entry["start_s"], end_s=entry["end_s"], label=str(label)))
+    return phrases
+
+
+@router.get("/jobs/{job_id}/timeline", response_model=Timeline, tags=["jobs"])
+def timeline(job: OwnedJob, ctx: Ctx) -> Timeline:
+    """The beats, bars and plan phrases of a done job, read from its JSON summary file."""
+    if job.state != JobState.DONE or "json" not in job.artifacts:
+        state = job.state.value
+        raise ApiError(409, "job_not_done", f"job {job.id} is {state}; its timeline exists once it is done")
+    summary = ctx.storage.get_json(job.artifacts["json"]) or {}
+    plan = job.summary.get("plan", summary.get("plan"))
+    return Timeline(
+        job_id=job.id,
+        duration_s=float(summary.get("duration_s", job.summary.get("duration_s", 0.0))),
+        fps=float(summary.get("fps", job.summary.get("fps", 0))),
+        tempo_bpm=float(summary.get("tempo_bpm", job.summary.get("tempo_bpm", 0.0))),
+        beat_times=summary.get("beat_times", []),
+        bar_times=summary.get("downbeat_times", []),
+        phrases=_phrases(plan),
+    )
+
+
+def studio_dir(configured: str = "") -> Path:
+    """Where the built page is: ``CHOREO_STUDIO_DIR``, or ``studio/dist`` of this checkout."""
+    return Path(configured) if configured else _REPO_STUDIO
+
+
+class _StudioFiles(StaticFiles):
+    """The built page's files; until it is built, a page saying how to build it (no restart needed)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(directory=folder, html=True, check_dir=False)
+        self.folder = folder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not (self.folder / "index.html").is_file():
+            page = HTMLResponse(
+                "<!doctype html><title>Choreo Studio</title>"
+                f"<p>The Studio page is not built in {self.folder}. Run <code>make studio</code> "
+                "(npm ci and node build.mjs in studio/), then reload.</p>",
+                status_code=503,
+            )
+            await page(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def install_studio(app: FastAPI, folder: Path) -> None:
+    """Serve the built page at ``/studio/`` (and send ``/`` and ``/studio`` there)."""
+
+    @app.get("/", include_in_schema=False)
+    @app.get("/studio", include_in_schema=False)
+    def _to_studio() -> RedirectResponse:
+        return RedirectResponse("/studio/")
+
+    app.mount("/studio", _StudioFiles(folder), name="studio")

@@ -1,0 +1,195 @@
+// Choreo Studio: sign in with an API key, then what the key's scopes allow (GET /v1/me says):
+// upload and render, the live job list, the 3D player, publishing, and the routine browser.
+// Every failure ends up as words in the banner or next to what failed, never as a blank page.
+import { api, session } from './api.js';
+import { JobBoard } from './jobs.js';
+import { Player } from './player.js';
+import { downloadList, setUpRoutines } from './routines.js';
+import { Timeline } from './timeline.js';
+import { buildOptionsForm, uploadAndRender } from './upload.js';
+
+const $ = (id) => document.getElementById(id);
+const banner = $('banner');
+let optionFields = [];
+let readOptions = () => ({});
+let board = null;
+let player = null;
+let timeline = null;
+let playing = null; // the job in the player
+
+function showBanner(message) {
+  banner.textContent = message;
+  banner.hidden = false;
+}
+function clearBanner() { banner.hidden = true; }
+
+window.addEventListener('error', (event) => showBanner(`Something went wrong on this page: ${event.message}`));
+window.addEventListener('unhandledrejection', (event) => showBanner(`Something went wrong on this page: ${event.reason?.message ?? event.reason}`));
+
+function styleChoices() {
+  return optionFields.find((f) => f.name === 'style')?.choices ?? ['auto'];
+}
+
+function onApiError(message, err) {
+  if (err?.status === 401) { signOut(message); return; }
+  showBanner(message);
+}
+
+function signOut(message = '') {
+  session.key = null;
+  board?.stop();
+  audio().pause();
+  for (const id of ['upload', 'jobs', 'player-section', 'routines', 'who']) $(id).hidden = true;
+  $('signin').hidden = false;
+  $('signin-error').textContent = message;
+}
+
+const audio = () => $('audio');
+
+async function signIn(key) {
+  let me;
+  try {
+    me = await api('GET', '/v1/me', { key });
+  } catch (err) {
+    if (err.status === 401) { signOut(err.message); return; }
+    showBanner(`${err.message} Signing in again in 5 s.`);
+    setTimeout(() => signIn(key), 5000);
+    return;
+  }
+  clearBanner();
+  session.key = key;
+  $('signin').hidden = true;
+  $('who').hidden = false;
+  $('who-text').textContent = `${me.name} · team ${me.team} · scopes: ${me.scopes.join(', ')}`;
+  $('upload').hidden = !me.can.upload;
+  $('jobs').hidden = !me.can.watch_jobs;
+  $('routines').hidden = !me.can.browse_routines;
+  if (me.can.watch_jobs) {
+    board = new JobBoard($('jobs-list'), {
+      onPlay: play,
+      onError: onApiError,
+      onRecovered: clearBanner,
+      onStatus: (text) => { $('jobs-status').textContent = text; },
+      styleChoices,
+    });
+    board.start();
+  }
+  if (me.can.browse_routines) setUpRoutines($('routine-filters'), $('routine-list'), { styleChoices, onError: onApiError })();
+}
+
+async function loadOptions() {
+  try {
+    optionFields = (await api('GET', '/v1/options', { key: null })).fields;
+    readOptions = buildOptionsForm($('options-fields'), optionFields);
+  } catch (err) {
+    $('options-fields').textContent = `The render options could not be loaded: ${err.message}`;
+  }
+}
+
+function setUpUpload() {
+  const drop = $('drop');
+  const send = (files) => {
+    if (!files.length) return;
+    uploadAndRender([...files], { list: $('upload-list'), readOptions, key: session.key, onSubmitted: () => board?.start() });
+  };
+  drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (event) => { event.preventDefault(); drop.classList.remove('over'); send(event.dataTransfer.files); });
+  $('file-input').addEventListener('change', (event) => { send(event.target.files); event.target.value = ''; });
+}
+
+function clock(t) {
+  const m = Math.floor(t / 60);
+  return `${m}:${(t - 60 * m).toFixed(1).padStart(4, '0')}`;
+}
+
+function setUpPlayer() {
+  const a = audio();
+  $('play').onclick = () => (a.paused ? a.play() : a.pause());
+  a.addEventListener('play', () => { $('play').textContent = 'Pause'; });
+  a.addEventListener('pause', () => { $('play').textContent = 'Play'; });
+  for (const b of document.querySelectorAll('[data-view]')) b.onclick = () => player?.setView(b.dataset.view);
+  for (const b of document.querySelectorAll('[data-rate]')) {
+    b.onclick = () => {
+      a.playbackRate = Number(b.dataset.rate);
+      for (const other of document.querySelectorAll('[data-rate]')) other.setAttribute('aria-pressed', String(other === b));
+    };
+  }
+  $('loop-bar').onclick = () => {
+    const on = !player.loop;
+    player.setLoop(on ? timeline.barAt(a.currentTime) : null);
+    $('loop-bar').setAttribute('aria-pressed', String(on));
+  };
+  // An audio link lives for a while only: when it has expired, ask for a new one and go on.
+  a.addEventListener('error', async () => {
+    if (!playing) return;
+    const at = a.currentTime;
+    try {
+      a.src = (await api('POST', `/v1/jobs/${playing.id}/audio-ticket`)).url;
+      a.currentTime = at;
+    } catch (err) {
+      onApiError(`The song cannot be played: ${err.message}`, err);
+    }
+  });
+}
+
+async function play(job) {
+  playing = job;
+  $('player-section').hidden = false;
+  $('player-title').textContent = `${job.track_name} · ${job.options.style} · seed ${job.options.seed}`;
+  $('player-message').textContent = 'Loading the dance and the song…';
+  if (!player) {
+    try {
+      player = new Player($('stage'), audio());
+    } catch (err) {
+      $('player-message').textContent = `This browser cannot show 3D (WebGL): ${err.message}`;
+      return;
+    }
+    timeline = new Timeline($('timeline'), audio());
+    player.onFrame = (t) => {
+      timeline.draw(t, player.loop);
+      $('clock').textContent = `${clock(t)} / ${clock(timeline.duration)}`;
+    };
+  }
+  audio().pause();
+  player.setLoop(null);
+  $('loop-bar').setAttribute('aria-pressed', 'false');
+  $('player-section').scrollIntoView({ behavior: 'smooth' });
+  try {
+    const [marks, files, ticket] = await Promise.all([
+      api('GET', `/v1/jobs/${job.id}/timeline`),
+      api('GET', `/v1/jobs/${job.id}/artifacts`),
+      api('POST', `/v1/jobs/${job.id}/audio-ticket`),
+    ]);
+    timeline.setData(marks);
+    downloadList($('downloads'), files.artifacts);
+    audio().src = ticket.url;
+    const glb = files.artifacts.find((f) => f.kind === 'glb');
+    if (!glb) throw new Error('this job has no glb file; render it again with glb to play it in 3D');
+    await player.load(glb.url);
+    $('player-message').textContent = '';
+  } catch (err) {
+    $('player-message').textContent = `The dance cannot be shown: ${err.message}`;
+    if (err.status === 401) onApiError(err.message, err);
+  }
+}
+
+// Handles for people debugging the page and for the browser tests: the two clocks, read-only.
+window.choreoStudio = {
+  get danceTime() { return player?.danceTime ?? null; },
+  get audioTime() { return audio().currentTime; },
+  get playingJob() { return playing?.id ?? null; },
+  get loop() { return player?.loop ?? null; },
+};
+
+$('signin-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = $('key-input').value.trim();
+  $('key-input').value = '';
+  signIn(key);
+});
+$('sign-out').onclick = () => signOut();
+setUpUpload();
+setUpPlayer();
+await loadOptions();
+if (session.key) signIn(session.key);

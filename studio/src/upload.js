@@ -1,0 +1,127 @@
+// Upload and render: the options form (built from GET /v1/options, so a new job option appears
+// without a change here), songs by drag and drop or the file picker, per-file progress, and one
+// batch (album) of jobs for the songs of one drop.
+import { api, ApiError, plainWords, sendWithProgress, xhrError } from './api.js';
+
+const AUDIO_EXTENSIONS = ['mp3', 'ogg', 'opus', 'oga', 'wav', 'flac', 'm4a', 'aac'];
+
+/** Fill `container` with one input per job option; returns a function reading the chosen options. */
+export function buildOptionsForm(container, fields) {
+  container.replaceChildren();
+  const readers = [];
+  for (const field of fields) {
+    const label = document.createElement('label');
+    label.title = field.description;
+    label.append(`${field.name.replaceAll('_', ' ')} `);
+    if (field.choices && field.multiple) {
+      const chosen = new Set(field.default ?? []);
+      if (field.name === 'formats' && field.choices.includes('glb')) chosen.add('glb'); // the 3D player needs it
+      const boxes = field.choices.map((choice) => {
+        const box = Object.assign(document.createElement('input'), { type: 'checkbox', value: choice, checked: chosen.has(choice) });
+        box.dataset.option = field.name;
+        const span = document.createElement('span');
+        span.append(box, ` ${choice} `);
+        label.append(span);
+        return box;
+      });
+      readers.push(() => [field.name, boxes.filter((b) => b.checked).map((b) => b.value)]);
+    } else if (field.choices) {
+      const select = document.createElement('select');
+      select.name = field.name;
+      for (const choice of field.choices) select.add(new Option(String(choice), String(choice), false, choice === field.default));
+      label.append(select);
+      const numeric = field.type === 'integer' || field.type === 'number';
+      readers.push(() => [field.name, numeric ? Number(select.value) : select.value]);
+    } else if (field.type === 'boolean') {
+      const box = Object.assign(document.createElement('input'), { type: 'checkbox', name: field.name, checked: !!field.default });
+      label.append(box);
+      readers.push(() => [field.name, box.checked]);
+    } else {
+      const numeric = field.type === 'integer' || field.type === 'number';
+      const input = Object.assign(document.createElement('input'), { name: field.name, type: numeric ? 'number' : 'text', size: 8 });
+      if (field.default !== null && field.default !== undefined) input.value = field.default;
+      if (numeric) {
+        if (field.minimum !== null) input.min = field.minimum;
+        if (field.maximum !== null && field.maximum < 1e15) input.max = field.maximum;
+        input.step = field.type === 'integer' ? '1' : 'any';
+      }
+      label.append(input);
+      readers.push(() => [field.name, numeric ? Number(input.value) : input.value]);
+    }
+    container.append(label);
+  }
+  return () => Object.fromEntries(readers.map((read) => read()));
+}
+
+async function sha256Hex(file) {
+  const digest = await crypto.subtle.digest('SHA-256', await file.arrayBuffer());
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Upload one song; big files and secure pages go straight to storage through a presigned PUT. */
+async function uploadOne(file, key, onProgress) {
+  if (window.crypto?.subtle) {
+    const sha256 = await sha256Hex(file);
+    const ticket = await api('POST', '/v1/tracks/uploads', { json: { filename: file.name, sha256, size_bytes: file.size } });
+    // The browser sets Content-Length itself (the signed length matches the file's).
+    const put = await sendWithProgress('PUT', ticket.url, file, { onProgress });
+    if (put.status >= 300) throw xhrError(put.status, put.text);
+    return api('POST', new URL(ticket.complete_url).pathname);
+  }
+  // Without WebCrypto (a plain-http page on another host) the song streams through the API instead.
+  const form = new FormData();
+  form.append('file', file, file.name);
+  const answer = await sendWithProgress('POST', '/v1/tracks', form, { headers: { Authorization: `Bearer ${key}` }, onProgress });
+  if (answer.status !== 201) throw xhrError(answer.status, answer.text);
+  return JSON.parse(answer.text);
+}
+
+function row(list, file) {
+  const li = document.createElement('li');
+  const name = document.createElement('span');
+  name.textContent = `${file.name} (${(file.size / 1e6).toFixed(1)} MB)`;
+  const bar = Object.assign(document.createElement('progress'), { max: 1, value: 0 });
+  const msg = document.createElement('span');
+  msg.className = 'msg';
+  msg.textContent = 'waiting';
+  li.append(name, bar, msg);
+  list.prepend(li);
+  return { li, bar, msg };
+}
+
+/**
+ * Upload the dropped songs one after another, then render all that arrived as one batch.
+ * Rejected files say why in their row; the others go on.
+ */
+export async function uploadAndRender(files, { list, readOptions, key, onSubmitted }) {
+  const tracks = [];
+  for (const file of files) {
+    const view = row(list, file);
+    const ext = file.name.includes('.') ? file.name.split('.').pop().toLowerCase() : '';
+    if (!AUDIO_EXTENSIONS.includes(ext)) {
+      view.msg.textContent = `Rejected: .${ext || '(none)'} is not a song format this service reads (${AUDIO_EXTENSIONS.join(', ')}).`;
+      view.li.classList.add('error');
+      continue;
+    }
+    try {
+      view.msg.textContent = 'uploading';
+      const track = await uploadOne(file, key, (share) => { view.bar.value = share; });
+      view.bar.value = 1;
+      view.msg.textContent = 'uploaded';
+      tracks.push({ track, view });
+    } catch (err) {
+      view.msg.textContent = `Rejected: ${err instanceof ApiError ? err.message : plainWords(0)}`;
+      view.li.classList.add('error');
+    }
+  }
+  if (!tracks.length) return null;
+  try {
+    const submitted = await api('POST', '/v1/jobs', { json: { tracks: tracks.map((t) => t.track.sha256), options: readOptions() } });
+    for (const { view } of tracks) view.msg.textContent = `uploaded; rendering in batch ${submitted.batch.id}`;
+    onSubmitted?.(submitted);
+    return submitted;
+  } catch (err) {
+    for (const { view } of tracks) view.msg.textContent = `uploaded, but the render was refused: ${err.message}`;
+    return null;
+  }
+}

@@ -1,0 +1,267 @@
+"""Choreo Studio in a real browser: Debian's chromium driven by Playwright, WebGL by SwiftShader.
+
+One content-team session (the module fixture :func:`session`) signs in, uploads a
+real song through the page's file picker (presigned PUT straight to SeaweedFS,
+so the bucket's CORS rules are exercised), waits for the job to finish, opens
+the 3D player and plays it; the tests then check what it saw. Other tests sign
+in with a read-only fitness key, a revoked key and a server that does not answer.
+Set ``CHOREO_STUDIO_SCREENSHOT=docs/studio-player.png`` to keep the player's picture.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from choreo.service.keys import create_key, revoke_key
+from tests.service.helpers import SONGS, ServiceStack, ensure_studio_built
+
+pytestmark = pytest.mark.service
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--use-gl=angle",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--ignore-gpu-blocklist",
+    "--autoplay-policy=no-user-gesture-required",
+]
+SONG = SONGS["hungarian"]  # 46 s: the quickest real song to render
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return imread(io.BytesIO(png), format="png")[..., :3]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.is_file():
+        pytest.fail("Debian's chromium is missing: `make system-deps` installs it (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    ensure_studio_built()
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _page(browser, problems: list[str] | None = None):  # noqa: ANN001, ANN202 - Playwright objects
+    page = browser.new_page(viewport={"width": 1200, "height": 1300})
+    if problems is not None:
+        page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return page
+
+
+def _sign_in(page, stack: ServiceStack, token: str) -> None:  # noqa: ANN001
+    page.goto(f"{stack.api_url}/studio/")
+    page.fill("#key-input", token)
+    page.click("#signin-form button[type=submit]")
+
+
+@dataclass
+class Session:
+    """What the content team's session saw."""
+
+    job: dict
+    problems: list[str]
+    still: np.ndarray
+    playing: list[np.ndarray]
+    clocks: list[dict]
+    looped: list[float]
+    loop_span: tuple[float, float]
+    views: dict[str, np.ndarray] = field(default_factory=dict)
+    downloads: list[str] = field(default_factory=list)
+    half_rate: float = 0.0
+
+
+_CLOCKS = """() => new Promise((done) => requestAnimationFrame(() => done({
+    audio: window.choreoStudio.audioTime, dance: window.choreoStudio.danceTime,
+    paused: document.getElementById('audio').paused })))"""
+
+
+@pytest.fixture(scope="module")
+def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
+    problems: list[str] = []
+    page = _page(browser, problems)
+    _sign_in(page, stack, stack.tokens["content"])
+    page.wait_for_selector("#who:not([hidden])")
+    page.wait_for_selector("#options-fields input[data-option=formats][value=glb]:checked")
+    page.set_input_files("#file-input", str(SONG))
+    note = page.wait_for_selector("#upload-list li .msg:text-matches('rendering in batch')", timeout=120_000)
+    batch_id = note.text_content().rsplit(" ", 1)[-1]
+    with stack.as_("content") as client:
+        job = next(j for j in client.get("/v1/jobs").json()["items"] if j["batch_id"] == batch_id)
+    play = f"#job-{job['id']} button[data-job]:not([disabled])"
+    page.wait_for_selector(play, timeout=300_000)
+    page.click(play)
+    page.wait_for_function(
+        "window.choreoStudio.danceTime !== null && document.getElementById('audio').readyState >= 2"
+        " && document.getElementById('player-message').textContent === ''",
+        timeout=120_000,
+    )
+    stage = page.locator("#stage")
+    still = _pixels(stage.screenshot())
+    page.click("#play")
+    page.wait_for_function("window.choreoStudio.audioTime > 1.0", timeout=30_000)
+    playing = [_pixels(stage.screenshot())]
+    clocks = [page.evaluate(_CLOCKS)]
+    page.wait_for_timeout(1000)
+    playing.append(_pixels(stage.screenshot()))
+    clocks.append(page.evaluate(_CLOCKS))
+    if shot := os.environ.get("CHOREO_STUDIO_SCREENSHOT"):
+        page.locator("#player-section").screenshot(path=shot)
+
+    page.click("[data-rate='0.5']")
+    half_rate = page.evaluate("document.getElementById('audio').playbackRate")
+    clocks.append(page.evaluate(_CLOCKS))
+    page.click("[data-rate='1']")
+    page.click("#loop-bar")
+    page.wait_for_timeout(300)
+    first = page.evaluate(_CLOCKS)["audio"]
+    looped = []
+    for _ in range(12):  # about three seconds: longer than any bar of this song
+        page.wait_for_timeout(250)
+        looped.append(page.evaluate(_CLOCKS)["audio"])
+    span = page.evaluate("[window.choreoStudio.loop?.start, window.choreoStudio.loop?.end]")
+    page.click("#loop-bar")
+    page.click("#play")  # pause: the views are compared on one pose
+    views = {}
+    for view in ("front", "side", "top"):
+        page.click(f"[data-view={view}]")
+        page.wait_for_timeout(200)
+        views[view] = _pixels(stage.screenshot())
+    downloads = page.eval_on_selector_all("#downloads a", "links => links.map(a => a.href)")
+    page.close()
+    return Session(
+        job=job,
+        problems=problems,
+        still=still,
+        playing=playing,
+        clocks=clocks,
+        looped=[first, *looped],
+        loop_span=tuple(span),
+        views=views,
+        downloads=downloads,
+        half_rate=half_rate,
+    )
+
+
+def test_the_uploaded_song_is_rendered_as_a_job_with_a_glb(session: Session) -> None:
+    assert session.job["track_name"] == SONG.name
+    assert "glb" in session.job["options"]["formats"]
+
+
+def test_the_player_canvas_shows_a_lit_mannequin_not_a_blank(session: Session) -> None:
+    image = session.still
+    background = np.median(image.reshape(-1, 3), axis=0)
+    differs = np.abs(image - background).sum(axis=-1) > 0.15
+    assert 0.01 < differs.mean() < 0.6, f"{differs.mean():.3f} of the canvas differs from its background"
+    assert len(np.unique((image * 255).astype(np.uint8).reshape(-1, 3), axis=0)) > 200, "flat shading"
+
+
+def test_two_screenshots_a_second_apart_differ_while_playing(session: Session) -> None:
+    before, after = session.playing
+    assert not session.clocks[1]["paused"]
+    changed = (np.abs(before - after).sum(axis=-1) > 0.05).mean()
+    assert changed > 0.002, f"only {changed:.4f} of the pixels changed in a second of dance"
+
+
+def test_the_audio_advances_and_the_dance_clock_is_the_audio_clock(session: Session) -> None:
+    first, second = session.clocks[:2]
+    assert second["audio"] - first["audio"] > 0.5, session.clocks
+    for clock in session.clocks:
+        assert clock["dance"] == pytest.approx(clock["audio"], abs=0.1), clock
+    assert session.half_rate == 0.5
+
+
+def test_loop_a_bar_keeps_the_song_inside_that_bar(session: Session) -> None:
+    start, end = session.loop_span
+    assert 0.5 < end - start < 4.0, session.loop_span
+    assert all(start - 0.05 <= t <= end + 0.1 for t in session.looped), (session.loop_span, session.looped)
+    assert min(session.looped[1:]) < max(session.looped[1:]) - 0.3, "the song did not move"
+
+
+def test_front_side_and_top_views_show_different_pictures(session: Session) -> None:
+    front, side, top = (session.views[v] for v in ("front", "side", "top"))
+    for a, b in ((front, side), (front, top), (side, top)):
+        assert (np.abs(a - b).sum(axis=-1) > 0.1).mean() > 0.01
+
+
+def test_every_artifact_has_a_download_link_that_works(stack: ServiceStack, session: Session) -> None:
+    with stack.as_("content") as client:
+        kinds = client.get(f"/v1/jobs/{session.job['id']}").json()["artifacts"]
+    assert len(session.downloads) == len(kinds) and set(kinds) >= {"bvh", "glb", "json", "png"}
+    for url in session.downloads:
+        assert httpx.get(url, timeout=30).status_code == 200, url
+
+
+def test_no_console_errors_in_the_whole_session(session: Session) -> None:
+    assert session.problems == []
+
+
+def test_a_fitness_key_browses_routines_and_cannot_upload(stack: ServiceStack, browser, album) -> None:  # noqa: ANN001
+    job = next(iter(album.jobs.values()))
+    with stack.as_("content") as content:
+        published = content.post(
+            "/v1/routines", json={"job_id": job["id"], "title": "Studio browse", "tags": ["studio-e2e"]}
+        )
+    assert published.status_code in (201, 409), published.text
+    problems: list[str] = []
+    page = _page(browser, problems)
+    _sign_in(page, stack, stack.tokens["fitness"])
+    page.wait_for_selector("#who:not([hidden])")
+    assert page.is_hidden("#upload") and page.is_hidden("#jobs") and page.is_visible("#routines")
+    assert not page.locator("#file-input").is_enabled() or page.is_hidden("#drop")
+    if published.status_code == 201:
+        page.fill("#routine-filters input[name=tag]", "studio-e2e")
+        page.click("#routine-filters button[type=submit]")
+        page.wait_for_selector("#routine-list .routine:has-text('Studio browse')")
+        page.click("#routine-list .routine button")
+        page.wait_for_selector("#routine-list .downloads a")
+    # The API refuses the key whatever a page does.
+    with stack.as_("fitness") as fitness, SONG.open("rb") as fh:
+        refused = fitness.post("/v1/tracks", files={"file": (SONG.name, fh, "audio/ogg")})
+    assert refused.status_code == 403
+    page.close()
+    assert problems == []
+
+
+def test_a_revoked_key_gets_a_message_and_the_sign_in_form(stack: ServiceStack, browser) -> None:  # noqa: ANN001
+    record, token = create_key(stack.ctx, team="acme", name="soon revoked", scopes=["content"])
+    revoke_key(stack.ctx, record.id)
+    page = _page(browser)
+    _sign_in(page, stack, token)
+    message = page.wait_for_selector("#signin-error:text-matches('refused')")
+    assert "revoked" in message.text_content()
+    assert page.is_visible("#signin") and page.is_hidden("#upload")
+    page.close()
+
+
+def test_a_rejected_file_says_why_and_a_server_that_is_down_gets_a_banner(
+    stack: ServiceStack, browser, tmp_path: Path
+) -> None:  # noqa: ANN001
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a song")
+    fake = tmp_path / "fake.ogg"
+    fake.write_bytes(b"this is text, not Ogg" * 100)
+    page = _page(browser)
+    _sign_in(page, stack, stack.tokens["content"])
+    page.wait_for_selector("#who:not([hidden])")
+    page.set_input_files("#file-input", [str(notes), str(fake)])
+    page.wait_for_selector("#upload-list li.error:has-text('notes.txt') .msg:text-matches('not a song')")
+    refused = page.wait_for_selector("#upload-list li.error:has-text('fake.ogg') .msg", timeout=60_000)
+    assert "Rejected" in refused.text_content()
+    page.route("**/v1/**", lambda route: route.abort("connectionrefused"))
+    page.wait_for_selector("#banner:not([hidden]):text-matches('does not answer')", timeout=60_000)
+    assert page.is_visible("#jobs")  # the page stays, with its last known state
+    page.close()
