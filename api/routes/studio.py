@@ -4,7 +4,7 @@
   read from :class:`~choreo.service.records.JobOptions`, so an option added to
   the model appears on the page without a change to the page.
 * ``GET /v1/jobs/{id}/timeline``: a done job's beats, bars (downbeats) and,
-  when its summary has a plan, the phrase boundaries, for the player's timeline.
+  when its summary file has a plan, the phrase boundaries, for the player's timeline.
 
 The page itself is static files built by ``make studio`` (``studio/build.mjs``
 copies the sources and the vendored three.js from ``node_modules``); nothing
@@ -103,7 +103,7 @@ class Timeline(BaseModel):
 
 
 def _phrases(plan: Any) -> list[Phrase]:
-    """Phrase spans from a plan recorded in the summary (entries with ``start_s`` and ``end_s``)."""
+    """Phrase spans from the plan in the job's JSON file (entries with ``start_s`` and ``end_s``)."""
     entries = plan.get("phrases", []) if isinstance(plan, dict) else plan or []
     phrases = []
     for entry in entries:
@@ -120,15 +120,14 @@ def timeline(job: OwnedJob, ctx: Ctx) -> Timeline:
         state = job.state.value
         raise ApiError(409, "job_not_done", f"job {job.id} is {state}; its timeline exists once it is done")
     summary = ctx.storage.get_json(job.artifacts["json"]) or {}
-    plan = job.summary.get("plan", summary.get("plan"))
     return Timeline(
         job_id=job.id,
-        duration_s=float(summary.get("duration_s", job.summary.get("duration_s", 0.0))),
-        fps=float(summary.get("fps", job.summary.get("fps", 0))),
-        tempo_bpm=float(summary.get("tempo_bpm", job.summary.get("tempo_bpm", 0.0))),
+        duration_s=float(summary.get("duration_s", 0.0)),
+        fps=float(summary.get("fps", job.options.fps)),
+        tempo_bpm=float(summary.get("tempo_bpm", 0.0)),
         beat_times=summary.get("beat_times", []),
         bar_times=summary.get("downbeat_times", []),
-        phrases=_phrases(plan),
+        phrases=_phrases(summary.get("plan")),
     )
 
 
