@@ -15,6 +15,14 @@ Pose features (one frame, :data:`POSE_DIM` numbers, before normalisation):
 
 The root's horizontal position is integrated from that velocity inside the
 graph and kept on the floor space by :func:`soft_clamp_np`.
+
+A *guided* model (``ModelConfig(guided=True)``) is the residual synthesizer
+that performs a choreography plan: per frame it reads the music, the plan's
+guide pose, the time since the previous and to the next junction and the
+seed's latent (no style), and predicts a correction to the guide. Its pose
+features are the guide's layout with the last two numbers holding the
+correction of the root's floor position (metres) instead of a velocity: the
+root follows the guide's, with no floor clamp.
 """
 
 from __future__ import annotations
@@ -28,6 +36,9 @@ from choreo.errors import ParameterError
 
 __all__ = [
     "FEATURE_DIM",
+    "GUIDE_DIM",
+    "GUIDE_FEATURES",
+    "JUNCTION_DIM",
     "N_JOINTS",
     "POSE_DIM",
     "ROOT_DIM",
@@ -43,6 +54,10 @@ N_JOINTS = 24
 ROT_DIM = 6 * N_JOINTS
 POSE_DIM = ROT_DIM + 1 + 2
 ROOT_DIM = 2
+GUIDE_DIM = 75
+JUNCTION_DIM = 2
+GUIDE_FEATURES = ROT_DIM + 1
+"""Guide numbers the conditioning encoder sees: the 6D rotations and the root height."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,10 @@ class ModelConfig:
     native_fps : frames per second the model is trained and run at
     floor_soft_m : half-width of the floor square inside which root motion is untouched
     floor_hard_m : half-width the root can never leave (the 2 m x 2 m floor is 1.0)
+    guided : the residual synthesizer over a guide (inputs music, guide, junction,
+        latent; no style, no floor clamp) instead of the style-conditioned generator
+    junction_time_s : time constant of the junction inputs: the network sees
+        ``exp(-seconds / junction_time_s)`` of the time since and to a junction
     """
 
     hidden: int = 256
@@ -70,8 +89,14 @@ class ModelConfig:
     floor_soft_m: float = 0.6
     floor_hard_m: float = 0.95
     styles: tuple[str, ...] = field(default=STYLES)
+    guided: bool = False
+    junction_time_s: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.guided and self.styles:
+            raise ParameterError("a guided model takes no style: give styles=()")
+        if self.junction_time_s <= 0:
+            raise ParameterError(f"junction_time_s must be positive, got {self.junction_time_s}")
         if self.hidden < 8 or self.cond_hidden < 8 or self.latent_dim < 1:
             raise ParameterError(f"model sizes too small: {self}")
         if not 0.0 < self.floor_soft_m < self.floor_hard_m <= 1.0:
@@ -84,22 +109,32 @@ class ModelConfig:
 
     @property
     def cond_dim(self) -> int:
-        """Width of one frame's conditioning: music, one-hot style, slow latent."""
+        """Width of one frame's conditioning: music, one-hot style (or guide and junction), slow latent."""
+        if self.guided:
+            return FEATURE_DIM + GUIDE_FEATURES + JUNCTION_DIM + self.latent_dim
         return FEATURE_DIM + len(self.styles) + self.latent_dim
+
+    @property
+    def inputs(self) -> tuple[tuple[str, int], ...]:
+        """``(name, width)`` of each per-frame graph input, in graph order."""
+        if self.guided:
+            return (
+                ("music", FEATURE_DIM),
+                ("guide", GUIDE_DIM),
+                ("junction", JUNCTION_DIM),
+                ("latent", self.latent_dim),
+            )
+        return (("music", FEATURE_DIM), ("style", len(self.styles)), ("latent", self.latent_dim))
 
     @property
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         """Per-sequence shape of each recurrent state tensor, in graph order."""
         h = self.hidden
-        return {
-            "h1": (h,),
-            "c1": (h,),
-            "h2": (h,),
-            "c2": (h,),
-            "pose": (POSE_DIM,),
-            "root": (ROOT_DIM,),
-            "latent": (self.latent_dim,),
-        }
+        shapes = {"h1": (h,), "c1": (h,), "h2": (h,), "c2": (h,), "pose": (POSE_DIM,)}
+        if not self.guided:
+            shapes["root"] = (ROOT_DIM,)
+        shapes["latent"] = (self.latent_dim,)
+        return shapes
 
     def to_json(self) -> str:
         """The config as JSON (saved beside the weights)."""
@@ -125,6 +160,7 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     are ordered input, forget, output, cell.
     """
     h, e = config.hidden, config.cond_hidden
+    feedback = h + POSE_DIM if config.guided else h + POSE_DIM + ROOT_DIM
     return {
         "music_mean": (FEATURE_DIM,),
         "music_std": (FEATURE_DIM,),
@@ -136,7 +172,7 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
         "enc2_b": (e,),
         "l1_wx": (e, 4 * h),
         "l1_b": (4 * h,),
-        "l1_wr": (h + POSE_DIM + ROOT_DIM, 4 * h),
+        "l1_wr": (feedback, 4 * h),
         "l2_w": (2 * h, 4 * h),
         "l2_b": (4 * h,),
         "out_w": (h, POSE_DIM),

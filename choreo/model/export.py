@@ -45,6 +45,7 @@ def model_spec(config: ModelConfig, *, version: str, trained: bool, credits: Seq
         state_shapes=config.state_shapes,
         trained=trained,
         credits=tuple(credits),
+        inputs=config.inputs,
     )
 
 
@@ -67,6 +68,9 @@ def untrained_params(config: ModelConfig, seed: int = 0) -> dict[str, np.ndarray
     params["music_mean"] = np.zeros(FEATURE_DIM, np.float32)
     params["music_std"] = np.ones(FEATURE_DIM, np.float32)
     params["pose_mean"], params["pose_std"] = rest_pose_stats()
+    if config.guided:  # as DanceNet starts: the untrained synthesizer performs its guide exactly
+        params["out_w"][:] = 0.0
+        params["out_b"][:] = 0.0
     return params
 
 

@@ -8,6 +8,11 @@ turned into axis-angle for all frames at once. The graph is built by hand
 from the weights (not traced) so that the autoregressive loop is one Scan
 node and the weights live in the one file.
 
+A guided model (``ModelConfig(guided=True)``) takes ``music``, ``guide``,
+``junction`` and ``latent``: the guide's axis-angle rotations become 6D in the
+graph, the Scan adds the predicted correction to the guide's normalised
+features frame by frame, and the root follows the guide's plus its correction.
+
 The arithmetic mirrors :class:`choreo.model.network.DanceNet`; a test checks
 the two agree within 1e-4.
 """
@@ -21,12 +26,20 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from choreo.errors import ParameterError
-from choreo.model.config import FEATURE_DIM, N_JOINTS, POSE_DIM, ROOT_DIM, ModelConfig, param_shapes
+from choreo.model.config import (
+    GUIDE_FEATURES,
+    N_JOINTS,
+    POSE_DIM,
+    ROOT_DIM,
+    ModelConfig,
+    param_shapes,
+)
 
 __all__ = ["OPSET", "build_model", "quat_pick_matrix", "sixd_to_axis_angle_model"]
 
 OPSET = 17
 FLOAT = TensorProto.FLOAT
+SMALL_ANGLE = 1e-4  # as choreo.model.network.SMALL_ANGLE
 
 
 def quat_pick_matrix() -> tuple[np.ndarray, np.ndarray]:
@@ -171,6 +184,66 @@ def _scan_body(config: ModelConfig, weights: Mapping[str, str]) -> onnx.GraphPro
     return helper.make_graph(g.nodes, "frame_step", ins, outs, initializer=g.inits)
 
 
+def _guided_scan_body(config: ModelConfig, weights: Mapping[str, str]) -> onnx.GraphProto:
+    """One frame of the guided model: two LSTM cells and the correction added to the guide."""
+    h = config.hidden
+    g = _Graph("b_")
+    names = ["h1", "c1", "h2", "c2", "pose"]
+    dims = {"h1": h, "c1": h, "h2": h, "c2": h, "pose": POSE_DIM}
+    ins = [helper.make_tensor_value_info(f"in_{n}", FLOAT, ["B", dims[n]]) for n in names]
+    ins.append(helper.make_tensor_value_info("in_g1x", FLOAT, ["B", 4 * h]))
+    ins.append(helper.make_tensor_value_info("in_guide", FLOAT, ["B", POSE_DIM]))
+
+    fb = g.op("Concat", ["in_h1", "in_pose"], axis=-1)
+    g1 = g.op("Add", [g.op("MatMul", [fb, weights["l1_wr"]]), "in_g1x"])
+    h1, c1 = g.lstm_cell(g1, "in_c1", h)
+    g2 = g.dense(g.op("Concat", [h1, "in_h2"], axis=-1), weights["l2_w"], weights["l2_b"])
+    h2, c2 = g.lstm_cell(g2, "in_c2", h)
+    pose = g.op("Add", ["in_guide", g.dense(h2, weights["out_w"], weights["out_b"])])
+
+    new = {"h1": h1, "c1": c1, "h2": h2, "c2": c2, "pose": pose}
+    outs = []
+    for n in names:
+        g.named("Identity", [new[n]], f"out_{n}")
+        outs.append(helper.make_tensor_value_info(f"out_{n}", FLOAT, ["B", dims[n]]))
+    g.named("Identity", [pose], "scan_pose")
+    outs.append(helper.make_tensor_value_info("scan_pose", FLOAT, ["B", POSE_DIM]))
+    return helper.make_graph(g.nodes, "guided_frame_step", ins, outs, initializer=g.inits)
+
+
+def _axis_angle_to_sixd(g: _Graph, aa: str) -> str:
+    """``[..., 3]`` axis-angle to ``[..., 6]`` (matrix columns 0 and 1) by Rodrigues' formula.
+
+    ``R = (1 - b t^2) I + a K + b v v^T``, ``a = sin t / t``, ``b = (1 - cos t) / t^2``,
+    both by their Taylor series at angles up to :data:`SMALL_ANGLE`.
+    """
+    t2 = g.op("ReduceSum", [g.op("Mul", [aa, aa]), g.const([-1], "ax", np.int64)], keepdims=1)
+    t = g.op("Sqrt", [t2])
+    safe = g.op("Max", [t, g.const(SMALL_ANGLE)])
+    small = g.op("LessOrEqual", [t, g.const(SMALL_ANGLE)])
+    a = g.op(
+        "Where",
+        [
+            small,
+            g.op("Sub", [g.const(1.0), g.op("Div", [t2, g.const(6.0)])]),
+            g.op("Div", [g.op("Sin", [safe]), safe]),
+        ],
+    )
+    half_sin = g.op("Sin", [g.op("Mul", [safe, g.const(0.5)])])
+    b_large = g.op(
+        "Div", [g.op("Mul", [g.op("Mul", [half_sin, half_sin]), g.const(2.0)]), g.op("Mul", [safe, safe])]
+    )
+    b = g.op("Where", [small, g.op("Sub", [g.const(0.5), g.op("Div", [t2, g.const(24.0)])]), b_large])
+    x, y, z = (g.slice_last(aa, k, k + 1) for k in range(3))
+    diag = g.op("Sub", [g.const(1.0), g.op("Mul", [b, t2])])
+    ax, ay, az = (g.op("Mul", [a, v]) for v in (x, y, z))
+    col0 = g.op("Concat", [diag, az, g.op("Neg", [ay])], axis=-1)
+    col1 = g.op("Concat", [g.op("Neg", [az]), diag, ax], axis=-1)
+    col0 = g.op("Add", [col0, g.op("Mul", [g.op("Mul", [b, x]), aa])])
+    col1 = g.op("Add", [col1, g.op("Mul", [g.op("Mul", [b, y]), aa])])
+    return g.op("Concat", [col0, col1], axis=-1)
+
+
 def _slow_latent(g: _Graph, config: ModelConfig, latent: str, state: str) -> tuple[str, str]:
     """AR(1) filter of the i.i.d. latent over the chunk as one matrix product.
 
@@ -282,6 +355,58 @@ def _sixd_to_axis_angle(g: _Graph, sixd: str) -> str:
     return g.op("Mul", [v, scale])
 
 
+def _encode(g: _Graph, w: Mapping[str, str], cond: str) -> str:
+    enc = g.op("Relu", [g.dense(cond, w["enc1_w"], w["enc1_b"])])
+    enc = g.op("Relu", [g.dense(enc, w["enc2_w"], w["enc2_b"])])
+    return g.dense(enc, w["l1_wx"], w["l1_b"])
+
+
+def _scan(g: _Graph, body: onnx.GraphProto, state_names: list[str], scans: list[str], n_scan_out: int):
+    scan_out = g.op(
+        "Scan",
+        [f"state_in_{n}" for n in state_names] + scans,
+        n_out=len(state_names) + n_scan_out,
+        body=body,
+        num_scan_inputs=len(scans),
+        scan_input_axes=[1] * len(scans),
+        scan_output_axes=[1] * n_scan_out,
+    )
+    for n, out in zip(state_names, scan_out[: len(state_names)], strict=True):
+        g.named("Identity", [out], f"state_out_{n}")
+    return scan_out[len(state_names) :]
+
+
+def _styled_frames(g, config, params, w, music, slow) -> tuple[str, str]:
+    """The style-conditioned generator: raw pose features ``[B, T, P]`` and the clamped root ``[B, T, 2]``."""
+    w = dict(w)
+    w["vel_std"] = g.const(np.asarray(params["pose_std"][POSE_DIM - 2 :], np.float32), "vel_std")
+    w["vel_mean"] = g.const(np.asarray(params["pose_mean"][POSE_DIM - 2 :], np.float32), "vel_mean")
+    g1x = _encode(g, w, g.op("Concat", [music, "style", slow], axis=-1))
+    z_all, root_xz = _scan(g, _scan_body(config, w), ["h1", "c1", "h2", "c2", "pose", "root"], [g1x], 2)
+    return g.op("Add", [g.op("Mul", [z_all, w["pose_std"]]), w["pose_mean"]]), root_xz
+
+
+def _guided_frames(g, config, params, w, music, slow) -> tuple[str, str]:
+    """The residual synthesizer: raw output features ``[B, T, P]``, the guide's root plus its correction."""
+    mean = g.const(np.asarray(params["pose_mean"][:GUIDE_FEATURES], np.float32), "guide_mean")
+    std = g.const(np.asarray(params["pose_std"][:GUIDE_FEATURES], np.float32), "guide_std")
+    aa = g.op(
+        "Reshape", [g.slice_last("guide", 0, 3 * N_JOINTS), g.const([0, 0, N_JOINTS, 3], "shape", np.int64)]
+    )
+    sixd = g.op("Reshape", [_axis_angle_to_sixd(g, aa), g.const([0, 0, 6 * N_JOINTS], "shape", np.int64)])
+    feats = g.op("Concat", [sixd, g.slice_last("guide", 73, 74)], axis=-1)
+    norm = g.op("Div", [g.op("Sub", [feats, mean]), std])
+    guide_xz = g.op("Concat", [g.slice_last("guide", 72, 73), g.slice_last("guide", 74, 75)], axis=-1)
+    guide = g.op("Concat", [norm, g.op("Mul", [guide_xz, g.const(0.0)])], axis=-1)
+    junction = g.op(
+        "Exp", [g.op("Mul", [g.op("Relu", ["junction"]), g.const(-1.0 / config.junction_time_s)])]
+    )
+    g1x = _encode(g, w, g.op("Concat", [music, norm, junction, slow], axis=-1))
+    (z_all,) = _scan(g, _guided_scan_body(config, w), ["h1", "c1", "h2", "c2", "pose"], [g1x, guide], 1)
+    feat = g.op("Add", [g.op("Mul", [z_all, w["pose_std"]]), w["pose_mean"]])
+    return feat, g.op("Add", [guide_xz, g.slice_last(feat, GUIDE_FEATURES, POSE_DIM)])
+
+
 def build_model(
     config: ModelConfig, params: Mapping[str, np.ndarray], metadata: Mapping[str, str]
 ) -> onnx.ModelProto:
@@ -299,44 +424,20 @@ def build_model(
             raise ParameterError(f"model weights lack {key!r}")
         if tuple(np.shape(params[key])) != shape:
             raise ParameterError(f"weight {key!r} must be {shape}, got {np.shape(params[key])}")
-    z_dim, n_styles = config.latent_dim, len(config.styles)
     g = _Graph("")
     w = {k: g.const(np.asarray(params[k], dtype=np.float32), k) for k in shapes}
-    w["vel_std"] = g.const(np.asarray(params["pose_std"][POSE_DIM - 2 :], np.float32), "vel_std")
-    w["vel_mean"] = g.const(np.asarray(params["pose_mean"][POSE_DIM - 2 :], np.float32), "vel_mean")
-
-    inputs = [
-        helper.make_tensor_value_info("music", FLOAT, ["B", "T", FEATURE_DIM]),
-        helper.make_tensor_value_info("style", FLOAT, ["B", "T", n_styles]),
-        helper.make_tensor_value_info("latent", FLOAT, ["B", "T", z_dim]),
-    ]
+    inputs = [helper.make_tensor_value_info(name, FLOAT, ["B", "T", width]) for name, width in config.inputs]
     for name, shape in config.state_shapes.items():
         inputs.append(helper.make_tensor_value_info(f"state_in_{name}", FLOAT, ["B", *shape]))
 
     music = g.op("Div", [g.op("Sub", ["music", w["music_mean"]]), w["music_std"]])
     slow, slow_last = _slow_latent(g, config, "latent", "state_in_latent")
-    cond = g.op("Concat", [music, "style", slow], axis=-1)
-    enc = g.op("Relu", [g.dense(cond, w["enc1_w"], w["enc1_b"])])
-    enc = g.op("Relu", [g.dense(enc, w["enc2_w"], w["enc2_b"])])
-    g1x = g.dense(enc, w["l1_wx"], w["l1_b"])
-
-    body = _scan_body(config, w)
-    state_names = ["h1", "c1", "h2", "c2", "pose", "root"]
-    scan_out = g.op(
-        "Scan",
-        [f"state_in_{n}" for n in state_names] + [g1x],
-        n_out=len(state_names) + 2,
-        body=body,
-        num_scan_inputs=1,
-        scan_input_axes=[1],
-        scan_output_axes=[1, 1],
-    )
-    for n, out in zip(state_names, scan_out[: len(state_names)], strict=True):
-        g.named("Identity", [out], f"state_out_{n}")
+    if config.guided:
+        feat, root_xz = _guided_frames(g, config, params, w, music, slow)
+    else:
+        feat, root_xz = _styled_frames(g, config, params, w, music, slow)
     g.named("Identity", [slow_last], "state_out_latent")
-    z_all, root_xz = scan_out[len(state_names) :]
 
-    feat = g.op("Add", [g.op("Mul", [z_all, w["pose_std"]]), w["pose_mean"]])
     sixd = g.op(
         "Reshape", [g.slice_last(feat, 0, 6 * N_JOINTS), g.const([0, 0, N_JOINTS, 6], "shape", np.int64)]
     )

@@ -13,12 +13,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from choreo.model.config import N_JOINTS, POSE_DIM, ModelConfig, param_shapes
+from choreo.model.config import GUIDE_FEATURES, N_JOINTS, POSE_DIM, ModelConfig, param_shapes
 
-__all__ = ["STAT_NAMES", "DanceNet", "PosteriorEncoder", "sixd_to_axis_angle", "sixd_to_matrix", "soft_clamp"]
+__all__ = [
+    "STAT_NAMES",
+    "DanceNet",
+    "PosteriorEncoder",
+    "axis_angle_to_sixd",
+    "sixd_to_axis_angle",
+    "sixd_to_matrix",
+    "soft_clamp",
+]
 
 STAT_NAMES = ("music_mean", "music_std", "pose_mean", "pose_std")
 STATE_ORDER = ("h1", "c1", "h2", "c2", "pose", "root")
+SMALL_ANGLE = 1e-4
 
 
 def soft_clamp(x: torch.Tensor, soft: float, hard: float) -> torch.Tensor:
@@ -36,6 +45,25 @@ def sixd_to_matrix(sixd: torch.Tensor) -> torch.Tensor:
     y = b / b.norm(dim=-1, keepdim=True).clamp_min(1e-8)
     z = torch.cross(x, y, dim=-1)
     return torch.stack([x, y, z], dim=-1)
+
+
+def axis_angle_to_sixd(aa: torch.Tensor) -> torch.Tensor:
+    """Axis-angle ``[..., 3]`` to 6D ``[..., 6]`` (matrix columns 0 and 1) by Rodrigues, as the graph does.
+
+    ``R = (1 - b t^2) I + a K + b v v^T`` with ``t = |v|``, ``a = sin t / t`` and
+    ``b = (1 - cos t) / t^2``, both by their Taylor series below ``SMALL_ANGLE``.
+    """
+    t2 = (aa * aa).sum(-1, keepdim=True)
+    t = t2.sqrt()
+    safe = t.clamp_min(SMALL_ANGLE)
+    small = t <= SMALL_ANGLE
+    a = torch.where(small, 1 - t2 / 6, torch.sin(safe) / safe)
+    b = torch.where(small, 0.5 - t2 / 24, 2 * torch.sin(safe / 2) ** 2 / (safe * safe))
+    x, y, z = aa[..., 0:1], aa[..., 1:2], aa[..., 2:3]
+    diag = 1 - b * t2
+    col0 = torch.cat([diag, a * z, -a * y], dim=-1) + b * x * aa
+    col1 = torch.cat([-a * z, diag, a * x], dim=-1) + b * y * aa
+    return torch.cat([col0, col1], dim=-1)
 
 
 def _quat_pick() -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,6 +120,9 @@ class DanceNet(nn.Module):
         with torch.no_grad():
             for name in ("l1_b", "l2_b"):
                 getattr(self, name)[h : 2 * h] += 1.0
+            if self.config.guided:  # a guided model starts by performing its guide exactly
+                self.out_w.zero_()
+                self.out_b.zero_()
 
     def set_stats(self, stats: dict[str, np.ndarray]) -> None:
         """Store the feature normalisation (it travels inside the exported graph)."""
@@ -113,11 +144,37 @@ class DanceNet(nn.Module):
         return filt @ latent + carry
 
     def encode(self, music: torch.Tensor, style: torch.Tensor, slow: torch.Tensor) -> torch.Tensor:
-        """Per-frame conditioning to the first LSTM layer's input gates, ``[B, T, 4H]``."""
+        """Per-frame conditioning to the first LSTM layer's input gates, ``[B, T, 4H]``.
+
+        ``style`` is the one-hot style, or for a guided model the guide's
+        normalised 6D and height and the junction features side by side.
+        """
         cond = torch.cat([(music - self.music_mean) / self.music_std, style, slow], dim=-1)
         enc = torch.relu(cond @ self.enc1_w + self.enc1_b)
         enc = torch.relu(enc @ self.enc2_w + self.enc2_b)
         return enc @ self.l1_wx + self.l1_b
+
+    def guide_inputs(
+        self, guide: torch.Tensor, junction: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A guide in the contract's layout ``[B, T, 75]`` and its junction times ``[B, T, 2]`` (s).
+
+        Returns the guide's normalised pose features ``[B, T, P]`` (its root
+        correction slots zero), its root floor position ``[B, T, 2]`` and the
+        junction features ``exp(-seconds / junction_time_s)`` ``[B, T, 2]``.
+        """
+        sixd = axis_angle_to_sixd(guide[..., : 3 * N_JOINTS].reshape(*guide.shape[:-1], N_JOINTS, 3))
+        feats = torch.cat([sixd.reshape(*guide.shape[:-1], 6 * N_JOINTS), guide[..., 73:74]], dim=-1)
+        return self.guide_features(feats), guide[..., [72, 74]], self.junction_features(junction)
+
+    def guide_features(self, feats: torch.Tensor) -> torch.Tensor:
+        """Raw guide features ``[B, T, 145]`` (6D, height) to normalised ``[B, T, P]``, corrections zero."""
+        norm = (feats - self.pose_mean[:GUIDE_FEATURES]) / self.pose_std[:GUIDE_FEATURES]
+        return torch.cat([norm, torch.zeros_like(norm[..., : POSE_DIM - GUIDE_FEATURES])], dim=-1)
+
+    def junction_features(self, junction: torch.Tensor) -> torch.Tensor:
+        """Seconds since and to a junction to ``exp(-seconds / junction_time_s)``: 1 at a junction."""
+        return torch.exp(torch.relu(junction) * (-1.0 / self.config.junction_time_s))
 
     def _cell(self, gates: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.config.hidden
@@ -128,12 +185,73 @@ class DanceNet(nn.Module):
     def step(self, g1x: torch.Tensor, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One frame; returns the new state (``pose`` and ``root`` are the frame's output)."""
         fb = torch.cat([state["h1"], state["pose"], state["root"]], dim=-1)
-        h1, c1 = self._cell(fb @ self.l1_wr + g1x, state["c1"])
-        h2, c2 = self._cell(torch.cat([h1, state["h2"]], dim=-1) @ self.l2_w + self.l2_b, state["c2"])
-        z = h2 @ self.out_w + self.out_b
+        h1, c1, h2, c2, z = self._layers(fb, g1x, state)
         vel = z[..., POSE_DIM - 2 :] * self.pose_std[POSE_DIM - 2 :] + self.pose_mean[POSE_DIM - 2 :]
         root = soft_clamp(state["root"] + vel, self.config.floor_soft_m, self.config.floor_hard_m)
         return {"h1": h1, "c1": c1, "h2": h2, "c2": c2, "pose": z, "root": root}
+
+    def guided_step(
+        self, g1x: torch.Tensor, guide: torch.Tensor, state: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """One frame of the guided model: the guide's normalised features plus the predicted correction."""
+        fb = torch.cat([state["h1"], state["pose"]], dim=-1)
+        h1, c1, h2, c2, z = self._layers(fb, g1x, state)
+        return {"h1": h1, "c1": c1, "h2": h2, "c2": c2, "pose": guide + z}
+
+    def _layers(self, fb: torch.Tensor, g1x: torch.Tensor, state: dict[str, torch.Tensor]):
+        h1, c1 = self._cell(fb @ self.l1_wr + g1x, state["c1"])
+        h2, c2 = self._cell(torch.cat([h1, state["h2"]], dim=-1) @ self.l2_w + self.l2_b, state["c2"])
+        return h1, c1, h2, c2, h2 @ self.out_w + self.out_b
+
+    def perform(
+        self,
+        music: torch.Tensor,
+        guide: torch.Tensor,
+        guide_xz: torch.Tensor,
+        junction: torch.Tensor,
+        latent: torch.Tensor,
+        state: dict[str, torch.Tensor],
+        teacher: tuple[torch.Tensor, list[bool]] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Run a chunk of the guided model over prepared guide inputs (see :meth:`guide_inputs`).
+
+        Parameters
+        ----------
+        music, latent : ``[B, T, ·]`` raw features and i.i.d. noise
+        guide, guide_xz, junction : normalised guide features ``[B, T, P]``, the
+            guide's root floor position ``[B, T, 2]`` and the junction features ``[B, T, 2]``
+        state : as from :meth:`initial_state` or a previous chunk
+        teacher : as in :meth:`forward`
+
+        Returns
+        -------
+        z : ``[B, T, P]`` normalised output features; root : ``[B, T, 2]`` root x, z in
+        metres (the guide's plus the correction); state : the state after the chunk
+        """
+        slow = self.slow_latent(latent, state["latent"])
+        cond = torch.cat([guide[..., :GUIDE_FEATURES], junction], dim=-1)
+        g1x = self.encode(music, cond, slow)
+        cur = {n: state[n] for n in STATE_ORDER if n in state and n != "latent"}
+        zs = []
+        for t in range(music.shape[1]):
+            if teacher is not None and teacher[1][t]:
+                cur = {**cur, "pose": teacher[0][:, t].contiguous()}
+            cur = self.guided_step(g1x[:, t], guide[:, t], cur)
+            zs.append(cur["pose"])
+        z = torch.stack(zs, dim=1)
+        root = guide_xz + self.denormalise(z)[..., GUIDE_FEATURES:]
+        return z, root, {**cur, "latent": slow[:, -1]}
+
+    def run_chunk(
+        self, inputs: dict[str, torch.Tensor], state: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The engine contract in torch: named per-frame inputs in, ``poses [B, T, 75]`` and state out."""
+        if self.config.guided:
+            guide, guide_xz, junction = self.guide_inputs(inputs["guide"], inputs["junction"])
+            z, root, state = self.perform(inputs["music"], guide, guide_xz, junction, inputs["latent"], state)
+        else:
+            z, root, state = self(inputs["music"], inputs["style"], inputs["latent"], state)
+        return self.poses(z, root), state
 
     def forward(
         self,

@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch not installed: the train extra ('.[train]') is needed")
 
+from choreo.errors import ParameterError  # noqa: E402
 from choreo.model.config import ModelConfig  # noqa: E402
 from choreo.model.data import random_split  # noqa: E402
 from choreo.model.export import export_onnx, export_run, rest_pose_stats  # noqa: E402
@@ -127,3 +128,91 @@ def test_choreo_train_cli_trains_exports_and_rejects_bad_config(
     config_file.write_text(json.dumps({**config, "learning_rate": 1.0}))
     assert main([*args, "--fresh"]) == 2
     assert main(["train", "--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r2")]) == 2
+
+
+GUIDED = ModelConfig(hidden=48, cond_hidden=32, latent_dim=8, guided=True, styles=())
+
+
+def _guide_song(rng: np.random.Generator, batch: int, frames: int) -> dict[str, np.ndarray]:
+    """Guide inputs with a jump at frame 25: rotations up to pi, some exactly zero, a root walk."""
+    aa = rng.uniform(-1.5, 1.5, (batch, frames, 24, 3))
+    aa[:, :, :3] = 0.0
+    aa[:, 25:] += 0.5
+    root = np.cumsum(rng.normal(0, 0.02, (batch, frames, 3)), axis=1) + [0.0, 0.9, 0.0]
+    guide = np.concatenate([aa.reshape(batch, frames, 72), root], axis=-1).astype(np.float32)
+    t = np.arange(frames) / 30.0
+    since = np.where(t < 25 / 30, t + 0.4, t - 25 / 30)
+    until = np.where(t < 25 / 30, 25 / 30 - t, 3.0 - t)
+    junction = np.broadcast_to(np.stack([since, until], -1), (batch, frames, 2)).astype(np.float32)
+    return {
+        "music": rng.standard_normal((batch, frames, 35)).astype(np.float32),
+        "guide": guide,
+        "junction": np.ascontiguousarray(junction),
+        "latent": rng.standard_normal((batch, frames, GUIDED.latent_dim)).astype(np.float32),
+    }
+
+
+def _guided_net(rng: np.random.Generator, head_scale: float) -> DanceNet:
+    torch.manual_seed(1)
+    net = DanceNet(GUIDED)
+    mean, std = rest_pose_stats()
+    net.set_stats(
+        {
+            "music_mean": rng.standard_normal(35),
+            "music_std": rng.uniform(0.5, 2.0, 35),
+            "pose_mean": np.concatenate([mean[:145] + 0.1 * rng.standard_normal(145), [0.0, 0.0]]),
+            "pose_std": std * 5,
+        }
+    )
+    with torch.no_grad():
+        net.out_w.uniform_(-head_scale, head_scale)
+        net.out_b.uniform_(-head_scale, head_scale)
+    return net
+
+
+def test_guided_graph_matches_torch_within_1e4_across_chunks(tmp_path, rng: np.random.Generator) -> None:
+    net = _guided_net(rng, head_scale=0.2)
+    path = tmp_path / "g.onnx"
+    spec = export_onnx(GUIDED, net.numpy_params(), path, version="t", trained=False, credits=[])
+    assert spec.styles == ()
+    assert spec.input_widths == {"music": 35, "guide": 75, "junction": 2, "latent": 8}
+    engine = OnnxRuntimeEngine(path, threads=1)
+    assert engine.spec == spec
+    song = _guide_song(rng, 2, 64)
+    state = engine.initial_state(2)
+    t_state = net.initial_state(2)
+    for lo in (0, 32):
+        chunk = {k: v[:, lo : lo + 32] for k, v in song.items()}
+        poses, state = engine.run(chunk, state)
+        with torch.no_grad():
+            t_poses, t_state = net.run_chunk({k: torch.from_numpy(v) for k, v in chunk.items()}, t_state)
+        np.testing.assert_allclose(poses, t_poses.numpy(), atol=1e-4)
+        for name in GUIDED.state_shapes:
+            np.testing.assert_allclose(state[name], t_state[name].numpy(), atol=1e-4)
+    assert np.abs(poses[..., :72] - song["guide"][:, 32:, :72]).max() > 0.01, "the head must change the guide"
+    from engines.torch_engine import TorchEngine
+
+    torch_backend = TorchEngine(path, device="cpu", dtype="fp32", cuda_graphs=False)
+    full, _ = torch_backend.run(song, torch_backend.initial_state(2))
+    np.testing.assert_allclose(full[:, 32:], poses, atol=1e-4)
+
+
+def test_the_untrained_guided_model_performs_its_guide(tmp_path, rng: np.random.Generator) -> None:
+    """A zero output layer: the poses are the guide's (rotations compared as matrices)."""
+    from choreo.motion.rotations import aa_to_mat
+
+    net = _guided_net(rng, head_scale=0.0)
+    path = tmp_path / "g0.onnx"
+    export_onnx(GUIDED, net.numpy_params(), path, version="t", trained=False, credits=[])
+    engine = OnnxRuntimeEngine(path, threads=1)
+    song = _guide_song(rng, 1, 48)
+    poses, _ = engine.run(song, engine.initial_state(1))
+    got = aa_to_mat(poses[..., :72].reshape(-1, 3).astype(np.float64))
+    want = aa_to_mat(song["guide"][..., :72].reshape(-1, 3).astype(np.float64))
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    np.testing.assert_allclose(poses[..., 72:], song["guide"][..., 72:], atol=1e-5)
+
+
+def test_a_guided_model_refuses_a_style() -> None:
+    with pytest.raises(ParameterError, match="no style"):
+        ModelConfig(guided=True)
