@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) is required"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train]'
+	$(PY) -m pip install -q -e '.[dev,train,rtx]'
 	touch $@
 
 venv: system-deps $(VENV)/.installed

@@ -3,7 +3,10 @@
 Backends are tried in order of speed: TensorRT, then torch on CUDA, then ONNX
 Runtime on the CPU, which is always there. ``CHOREO_ENGINE_BACKEND`` picks one
 by name instead of ``auto``; asking for a backend the machine cannot run is an
-error that says why, never a silent fallback.
+error that says why, never a silent fallback. The TensorRT backend runs
+TensorRT 11 or TensorRT-RTX (:mod:`engines.tensorrt_flavour`); its status names
+the one loaded and, when it cannot run, why (no GPU, or a GPU that flavour does
+not serve).
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ from pathlib import Path
 from choreo.errors import EngineError
 from engines.base import Engine
 from engines.settings import EngineSettings, get_engine_settings
+from engines.tensorrt_flavour import Flavour, choose_flavour, gpu_reason, install_hint, load_flavour
 
-__all__ = ["BACKENDS", "Backend", "backend_status", "choose_backend", "load_engine"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "backend_status",
+    "choose_backend",
+    "cuda_gpu",
+    "load_engine",
+    "tensorrt_build_reason",
+    "tensorrt_flavour_line",
+]
 
 
 @dataclass(frozen=True)
@@ -36,29 +49,82 @@ class Backend:
     load: Callable[[Path, EngineSettings], Engine]
 
 
-def _cuda_device_count() -> tuple[int, str]:
-    """GPUs visible through the CUDA driver (cuda-python), with the reason when none."""
+def cuda_gpu(device: int = 0) -> tuple[str, tuple[int, int]] | str:
+    """The GPU's name and compute capability through the CUDA driver (cuda-python), else why none."""
     try:
         from cuda.bindings import driver
     except ImportError:
-        return 0, "cuda-python is not installed (pip install 'choreo[gpu]')"
+        return "cuda-python is not installed (pip install 'choreo[gpu]' or 'choreo[rtx]')"
     try:
         (err,) = driver.cuInit(0)
-    except RuntimeError as exc:  # cuda-python without the NVIDIA driver library (libcuda)
-        return 0, f"no CUDA driver: {exc}"
+    except Exception as exc:  # cuda-python raises when the driver library itself is missing
+        return f"no CUDA driver ({type(exc).__name__})"
     if err != driver.CUresult.CUDA_SUCCESS:
-        return 0, f"no usable CUDA driver ({err.name})"
+        return f"no usable CUDA driver ({err.name})"
     err, count = driver.cuDeviceGetCount()
     if err != driver.CUresult.CUDA_SUCCESS or count == 0:
-        return 0, "no CUDA device found"
-    return int(count), ""
+        return "no CUDA device found"
+    if device >= count:
+        return f"CUDA device {device} asked for, {count} found"
+    _, handle = driver.cuDeviceGet(device)
+    _, raw = driver.cuDeviceGetName(64, handle)
+    attr = driver.CUdevice_attribute
+    _, major = driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle)
+    _, minor = driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle)
+    name = raw.decode(errors="replace").strip("\x00 ") if isinstance(raw, bytes) else str(raw)
+    return name, (int(major), int(minor))
+
+
+def _flavour() -> Flavour | str:
+    """The TensorRT flavour the settings resolve to, or why there is none."""
+    choice = get_engine_settings().tensorrt_flavour
+    name = choose_flavour(choice)
+    if name is None:
+        wanted = ("tensorrt", "tensorrt-rtx") if choice == "auto" else (choice,)
+        return "TensorRT is not installed: " + "; or ".join(install_hint(w) for w in wanted)
+    try:
+        return load_flavour(name)
+    except EngineError as exc:
+        return str(exc)
+
+
+def tensorrt_flavour_line() -> str:
+    """One line on the TensorRT flavour this process would load, for ``choreo engines list``."""
+    settings = get_engine_settings()
+    flavour = _flavour()
+    if isinstance(flavour, str):
+        return f"tensorrt flavour ({settings.tensorrt_flavour}): none: {flavour}"
+    builds = "builds engines without a GPU" if flavour.builds_without_gpu else "builds on the target GPU"
+    targets = f", targets compute capability {', '.join(settings.rtx_targets)}" if flavour.is_rtx else ""
+    return f"tensorrt flavour ({settings.tensorrt_flavour}): {flavour.label} ({builds}{targets})"
+
+
+def tensorrt_build_reason() -> str | None:
+    """None when a TensorRT engine can be built here, else why not.
+
+    TensorRT-RTX builds on any machine; TensorRT 11 needs the GPU it builds for.
+    """
+    flavour = _flavour()
+    if isinstance(flavour, str):
+        return flavour
+    if flavour.builds_without_gpu:
+        return None
+    gpu = cuda_gpu(get_engine_settings().device)
+    return f"{flavour.label} builds on the GPU it targets: {gpu}" if isinstance(gpu, str) else None
 
 
 def _probe_tensorrt() -> str | None:
-    if importlib.util.find_spec("tensorrt") is None:
-        return "TensorRT is not installed (pip install 'choreo[gpu]' on a machine with NVIDIA's index)"
-    count, reason = _cuda_device_count()
-    return None if count else reason
+    settings = get_engine_settings()
+    flavour = _flavour()
+    if isinstance(flavour, str):
+        return flavour
+    gpu = cuda_gpu(settings.device)
+    if isinstance(gpu, str):
+        builds = " (it builds engines here; running one needs a GPU)" if flavour.builds_without_gpu else ""
+        return f"{flavour.label}: {gpu}{builds}"
+    name, cc = gpu
+    reason = gpu_reason(flavour.name, cc, settings.rtx_targets)
+    return None if reason is None else f"{flavour.label} on {name}: {reason}"
 
 
 def _probe_torch_cuda() -> str | None:

@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engines.tensorrt_flavour import RTX_DEFAULT_TARGETS, RTX_TARGETS
+
 __all__ = [
     "BACKEND_CHOICES",
     "PRECISIONS",
@@ -92,6 +94,14 @@ class EngineSettings(BaseSettings):
         default=None,
         description="INT8 calibration songs: a folder with MANIFEST.tsv (file, duration_s, tempo_bpm_est).",
     )
+    tensorrt_flavour: Literal["auto", "tensorrt", "tensorrt-rtx"] = Field(
+        default="auto",
+        description="Which TensorRT: 'auto' takes TensorRT 11 where installed, else TensorRT-RTX.",
+    )
+    rtx_targets: tuple[str, ...] = Field(
+        default=RTX_DEFAULT_TARGETS,
+        description="TensorRT-RTX: compute capabilities its engines are built for (JSON list in the env).",
+    )
     workspace_mib: int = Field(default=2048, ge=64, description="TensorRT builder workspace limit.")
     slots: int = Field(default=2, ge=1, le=16, description="Concurrent TensorRT contexts (one stream each).")
     device: int = Field(default=0, ge=0, description="CUDA device ordinal.")
@@ -109,6 +119,9 @@ class EngineSettings(BaseSettings):
     def _known_profile(self) -> EngineSettings:
         if self.profile not in self.profiles:
             raise ValueError(f"unknown engine profile {self.profile!r}; known: {sorted(self.profiles)}")
+        unknown = [t for t in self.rtx_targets if t not in RTX_TARGETS]
+        if unknown or not self.rtx_targets:
+            raise ValueError(f"rtx_targets must be among {sorted(RTX_TARGETS)}, got {list(self.rtx_targets)}")
         return self
 
     def resolved_model_path(self) -> Path:

@@ -2,32 +2,38 @@
 
 Build offline, run many times: ``choreo engines build`` writes a serialized
 engine (a *plan*) into the engine cache, and a worker only deserializes it. A
-plan is only valid for the TensorRT version and GPU it was built on, and it
-bakes in the precision and the shape profile, so the cache key holds all of
-them plus the hash of the ONNX file actually parsed: a worker never builds the
-same engine twice, and never loads one that does not fit.
+plan bakes in the precision and the shape profile, and is only valid for the
+library that built it (TensorRT 11 or TensorRT-RTX, :mod:`engines.tensorrt_flavour`)
+and its target: the GPU model for TensorRT 11, the target compute capabilities
+for TensorRT-RTX. The cache key holds all of them plus the hash of the ONNX
+file actually parsed: a worker never builds the same engine twice, and never
+loads one that does not fit.
 
-The parts here that need neither TensorRT nor a GPU (profile shapes, cache
-keys) are tested on CI.
+TensorRT-RTX builds without a GPU, so CI builds the shipped model's engines
+for real; only running them needs a GPU it supports.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from choreo.errors import EngineError
 from choreo.files import write_atomically
-from engines.base import STATE_IN_PREFIX, ModelSpec
+from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, STATE_IN_PREFIX, ModelSpec
 from engines.settings import ShapeProfile
+from engines.tensorrt_flavour import Flavour
 
 __all__ = [
+    "BuildResult",
     "EngineBuildError",
     "EngineKey",
     "build_plan",
+    "check_profile",
     "profile_shapes",
     "timing_cache_path",
 ]
@@ -64,16 +70,19 @@ class EngineKey:
     Parameters
     ----------
     onnx_sha256 : hash of the ONNX file that was parsed (the precision-converted one)
-    tensorrt_version : ``tensorrt.__version__``
-    gpu : the GPU's name (plans are specific to a GPU model)
+    flavour : ``tensorrt`` or ``tensorrt-rtx``
+    version : the library's version
+    target : what the plan is specific to (:func:`~engines.tensorrt_flavour.build_target`): the GPU's name
+        for TensorRT 11, the target compute capabilities for TensorRT-RTX
     precision : fp32, fp16 or int8
     profile_name : the settings' profile name
     profile : the profile's shapes (a renamed profile with other shapes is another engine)
     """
 
     onnx_sha256: str
-    tensorrt_version: str
-    gpu: str
+    flavour: str
+    version: str
+    target: str
     precision: str
     profile_name: str
     profile: ShapeProfile
@@ -87,26 +96,14 @@ class EngineKey:
 
     def filename(self) -> str:
         """File name of the plan in the engine cache."""
-        return f"choreo-{self.precision}-{self.profile_name}-{self.digest()}.plan"
+        short = "rtx" if self.flavour == "tensorrt-rtx" else "trt"
+        return f"choreo-{short}-{self.precision}-{self.profile_name}-{self.digest()}.plan"
 
 
 def timing_cache_path(cache_dir: Path, tensorrt_version: str, gpu: str) -> Path:
-    """The timing cache shared by every build on one GPU model and TensorRT version."""
+    """TensorRT 11's timing cache, shared by every build on one GPU model and TensorRT version."""
     slug = "".join(c if c.isalnum() else "_" for c in gpu).strip("_").lower()
     return Path(cache_dir) / f"timing-{slug}-trt{tensorrt_version}.cache"
-
-
-def _logger(trt: Any) -> Any:
-    class _Collect(trt.ILogger):
-        def __init__(self) -> None:
-            trt.ILogger.__init__(self)
-            self.errors: list[str] = []
-
-        def log(self, severity: Any, msg: str) -> None:
-            if severity in (trt.ILogger.Severity.ERROR, trt.ILogger.Severity.INTERNAL_ERROR):
-                self.errors.append(msg)
-
-    return _Collect()
 
 
 def _parser_errors(parser: Any) -> list[str]:
@@ -124,54 +121,149 @@ def _parser_errors(parser: Any) -> list[str]:
     return errors
 
 
-def build_plan(
-    onnx_path: Path,
-    plan_path: Path,
-    *,
-    spec: ModelSpec,
-    profile: ShapeProfile,
-    workspace_mib: int,
-    timing_cache: Path,
-) -> Path:
-    """Parse the ONNX file and build a strongly typed engine with one optimisation profile.
+def check_profile(network: Any, shapes: dict[str, tuple[Shape, Shape, Shape]], profile_name: str) -> None:
+    """Refuse a profile the parsed network cannot take, naming the input and the dimension.
 
-    The precision is whatever the ONNX graph says (TensorRT 11 has no precision
-    flags). The timing cache is read before and written after the build, so
-    later builds on the same GPU skip the kernel timing they already did.
+    Every network input must be in the profile and nothing else; ranks must
+    match; a dimension the model fixes must be what the profile asks for at
+    min, opt and max; chunks must stay within the model's 16 to 128 frames.
 
     Raises
     ------
     EngineBuildError
-        Listing the parser's errors, or the builder's, when the build fails.
     """
-    import tensorrt as trt
+    problems = []
+    inputs = {network.get_input(i).name: tuple(network.get_input(i).shape) for i in range(network.num_inputs)}
+    for name in sorted(set(inputs) - set(shapes)):
+        problems.append(f"the model's input {name!r} is not in the profile")
+    for name in sorted(set(shapes) - set(inputs)):
+        problems.append(f"the profile sets {name!r}, which the model does not have")
+    for name in sorted(set(inputs) & set(shapes)):
+        dims, (lo, mid, hi) = inputs[name], shapes[name]
+        if len(dims) != len(lo):
+            problems.append(f"input {name!r} has {len(dims)} dimensions, the profile gives {len(lo)}")
+            continue
+        for axis, fixed in enumerate(dims):
+            wanted = {lo[axis], mid[axis], hi[axis]}
+            if fixed >= 0 and wanted != {fixed}:
+                problems.append(
+                    f"input {name!r} has dimension {axis} fixed at {fixed}, the profile asks for "
+                    f"{lo[axis]}..{hi[axis]}"
+                )
+    frames = [shape[1] for triple in shapes.values() if len(triple[0]) == 3 for shape in triple]
+    if frames and not MIN_CHUNK_FRAMES <= min(frames) <= max(frames) <= MAX_CHUNK_FRAMES:
+        problems.append(
+            f"the model runs chunks of {MIN_CHUNK_FRAMES} to {MAX_CHUNK_FRAMES} frames, "
+            f"the profile asks for {min(frames)}..{max(frames)}"
+        )
+    if problems:
+        raise EngineBuildError(
+            f"profile {profile_name!r} does not fit the model:\n  " + "\n  ".join(problems)
+        )
 
-    logger = _logger(trt)
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)  # TensorRT 11: always explicit batch and strongly typed
-    parser = trt.OnnxParser(network, logger)
-    if not parser.parse_from_file(str(onnx_path)):
-        errors = _parser_errors(parser) or logger.errors
-        raise EngineBuildError(
-            f"TensorRT could not parse {onnx_path}:\n  " + "\n  ".join(errors or ["(no error reported)"])
-        )
-    config = builder.create_builder_config()
-    config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_mib) << 20)
-    cache_bytes = timing_cache.read_bytes() if timing_cache.is_file() else b""
-    cache = config.create_timing_cache(cache_bytes)
-    config.set_timing_cache(cache, ignore_mismatch=False)
-    optimisation = builder.create_optimization_profile()
-    for name, (lo, mid, hi) in profile_shapes(spec, profile).items():
-        optimisation.set_shape(name, lo, mid, hi)
-    config.add_optimization_profile(optimisation)
-    plan = builder.build_serialized_network(network, config)
-    if plan is None:
-        raise EngineBuildError(
-            f"TensorRT could not build {onnx_path}:\n  "
-            + "\n  ".join(logger.errors or ["(no error reported)"])
-        )
-    plan_path.parent.mkdir(parents=True, exist_ok=True)
-    timing_cache.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(plan_path, bytes(plan))
-    write_atomically(timing_cache, bytes(config.get_timing_cache().serialize()))
-    return plan_path
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build made, read from the network and the profile (reading an engine back needs a GPU).
+
+    Parameters
+    ----------
+    plan_path : the serialized engine
+    plan_bytes : its size
+    seconds : wall time of the build itself (parse to serialized plan)
+    flavour : the library that built it, e.g. ``"TensorRT-RTX 1.7.1.116"``
+    target : what the plan is specific to (see :class:`EngineKey`)
+    input_shapes : ``(min, opt, max)`` of every network input, as the optimisation profile holds it
+    outputs : the network's output names
+    quantize_layers : the network's Quantize and Dequantize layers (an int8 model has them)
+    """
+
+    plan_path: Path
+    plan_bytes: int
+    seconds: float
+    flavour: str
+    target: str
+    input_shapes: dict[str, tuple[Shape, Shape, Shape]]
+    outputs: tuple[str, ...]
+    quantize_layers: int
+
+
+def build_plan(
+    onnx_path: Path,
+    plan_path: Path,
+    *,
+    flavour: Flavour,
+    spec: ModelSpec,
+    profile: ShapeProfile,
+    profile_name: str,
+    target: str,
+    workspace_mib: int,
+    rtx_targets: tuple[str, ...] = (),
+    timing_cache: Path | None = None,
+) -> BuildResult:
+    """Parse the ONNX file and build a strongly typed engine with one optimisation profile.
+
+    The precision is whatever the ONNX graph says (neither flavour takes
+    precision flags). TensorRT 11 reads ``timing_cache`` before and writes it
+    after the build, so later builds on the same GPU skip the kernel timing
+    they already did; TensorRT-RTX is built for ``rtx_targets`` and has no
+    timing cache.
+
+    Raises
+    ------
+    EngineBuildError
+        Listing the parser's errors, the profile's misfits, or the builder's errors.
+    """
+    trt = flavour.trt
+    start = time.perf_counter()
+    with flavour.capture() as logged:
+        builder = trt.Builder(flavour.logger)
+        network = builder.create_network(0)  # explicit batch and strongly typed, in both flavours
+        parser = trt.OnnxParser(network, flavour.logger)
+        if not parser.parse_from_file(str(onnx_path)):
+            errors = _parser_errors(parser) or logged
+            raise EngineBuildError(
+                f"{flavour.label} could not parse {onnx_path}:\n  "
+                + "\n  ".join(errors or ["(no error reported)"])
+            )
+        shapes = profile_shapes(spec, profile)
+        check_profile(network, shapes, profile_name)
+        config = builder.create_builder_config()
+        config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_mib) << 20)
+        cache_in = timing_cache.read_bytes() if timing_cache is not None and timing_cache.is_file() else None
+        flavour.configure_build(config, targets=rtx_targets, timing_cache=cache_in)
+        optimisation = builder.create_optimization_profile()
+        for name, (lo, mid, hi) in shapes.items():
+            optimisation.set_shape(name, lo, mid, hi)
+        config.add_optimization_profile(optimisation)
+        plan = builder.build_serialized_network(network, config)
+        if plan is None:
+            raise EngineBuildError(
+                f"{flavour.label} could not build {onnx_path} (profile {profile_name!r}):\n  "
+                + "\n  ".join(logged or ["(no error reported)"])
+            )
+        seconds = time.perf_counter() - start
+        read_back = {}
+        for i in range(network.num_inputs):
+            name = network.get_input(i).name
+            lo, mid, hi = optimisation.get_shape(name)
+            read_back[name] = (tuple(lo), tuple(mid), tuple(hi))
+        outputs = tuple(network.get_output(i).name for i in range(network.num_outputs))
+        qdq = (trt.LayerType.QUANTIZE, trt.LayerType.DEQUANTIZE)
+        quantize_layers = sum(network.get_layer(i).type in qdq for i in range(network.num_layers))
+        plan_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(plan_path, bytes(plan), what="engine plan", error=EngineBuildError)
+        cache_out = flavour.timing_cache_bytes(config)
+    if cache_out is not None and timing_cache is not None:
+        timing_cache.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(timing_cache, cache_out, what="timing cache", error=EngineBuildError)
+    return BuildResult(
+        plan_path=plan_path,
+        plan_bytes=plan.nbytes,
+        seconds=seconds,
+        flavour=flavour.label,
+        target=target,
+        input_shapes=read_back,
+        outputs=outputs,
+        quantize_layers=quantize_layers,
+    )

@@ -1,12 +1,13 @@
 """``choreo engines``: list the backends, build TensorRT engines, check them against fp32.
 
-* ``choreo engines list``: which backends can run here, and which ``auto`` picks.
+* ``choreo engines list``: which backends can run here and why not, the TensorRT
+  flavour (TensorRT 11 or TensorRT-RTX), and which backend ``auto`` picks.
 * ``choreo engines build [--precision fp32|fp16|int8] [--profile NAME]``: convert the
-  model to the precision (on the CPU) and build the TensorRT engine into the cache;
-  ``--convert-only`` stops after the ONNX conversion (no TensorRT needed).
-* ``choreo engines selfcheck``: build, compare with ONNX Runtime fp32 on real songs
-  (per-precision tolerances in joint-rotation degrees), benchmark; exits non-zero
-  when a check fails.
+  model to the precision (on the CPU) and build the TensorRT engine into the cache
+  (TensorRT-RTX builds without a GPU); ``--convert-only`` stops after the ONNX conversion.
+* ``choreo engines selfcheck``: compare every backend that runs here with ONNX Runtime
+  fp32 on real songs (per-precision tolerances in joint-rotation degrees), benchmark;
+  with no arguments it checks the bundled demo song. Exits non-zero when a check fails.
 """
 
 from __future__ import annotations
@@ -14,12 +15,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from choreo.errors import ChoreoError
 from engines.settings import PRECISIONS, EngineSettings, get_engine_settings
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from engines.calibration import CalibrationSong
+
+__all__ = ["DEMO_SONG", "register"]
+
+DEMO_SONG = Path(__file__).resolve().parents[2] / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
+"""The bundled demo song, which ``selfcheck`` checks when given no songs."""
 
 
 def _settings(args: argparse.Namespace) -> EngineSettings:
@@ -55,25 +64,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             dest="calibration_dir",
             type=Path,
             default=None,
-            help="int8 calibration songs: a folder with MANIFEST.tsv",
+            help="int8 calibration songs: a folder with MANIFEST.tsv (selfcheck skips int8 without it)",
         )
         if name == "build":
             p.add_argument("--precision", choices=PRECISIONS, default=None, help="default: settings (fp16)")
             p.add_argument("--convert-only", action="store_true", help="write the converted ONNX only")
         else:
             p.add_argument("--precisions", default="fp32,fp16,int8", help="comma-separated (default: all)")
-            p.add_argument("--songs", type=Path, default=None, help="songs folder with MANIFEST.tsv")
+            p.add_argument(
+                "--songs", type=Path, default=None, help="songs folder with MANIFEST.tsv (default: demo song)"
+            )
             p.add_argument("--count", type=int, default=4, help="songs to check (spread over tempo)")
             p.add_argument("--json", type=Path, default=None, help="write the report here")
         p.set_defaults(func=func)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from engines.registry import backend_status, choose_backend
+    from engines.registry import backend_status, choose_backend, tensorrt_flavour_line
 
     settings = get_engine_settings()
     for name, reason in backend_status().items():
         print(f"{name:12s} {'available' if reason is None else 'unavailable: ' + reason}")
+    print(tensorrt_flavour_line())
     try:
         print(f"chosen ({settings.backend}): {choose_backend(settings)}")
     except ChoreoError as exc:
@@ -84,7 +96,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from engines.precision_files import precision_model
-    from engines.registry import BACKENDS
+    from engines.registry import tensorrt_build_reason
 
     try:
         settings = _settings(args)
@@ -93,18 +105,56 @@ def _build(args: argparse.Namespace) -> int:
         print(f"{settings.precision} model: {onnx_path} (sha256 {sha[:16]})")
         if args.convert_only:
             return 0
-        reason = BACKENDS["tensorrt"].probe()
+        reason = tensorrt_build_reason()
         if reason is not None:
             print(f"error: cannot build a TensorRT engine here: {reason}", file=sys.stderr)
             return 2
         from engines.tensorrt_engine import ensure_plan
 
         plan, built = ensure_plan(model, settings)
-        print(f"{'built' if built else 'cached'} engine: {plan} (profile {settings.profile})")
+        how = "from the cache" if built is None else f"built by {built.flavour} in {built.seconds:.1f} s"
+        print(f"engine {how}: {plan} (profile {settings.profile})")
     except ChoreoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _demo_song(settings: EngineSettings, styles: tuple[str, ...], fps: int) -> CalibrationSong:
+    """The bundled demo song, danced in the style ``auto`` picks for its tempo (or the model's first)."""
+    from choreo.styles import auto_style
+    from engines.calibration import CalibrationSong
+    from engines.precision_files import song_analysis
+
+    tempo = song_analysis(DEMO_SONG, fps, settings.cache_dir).tempo_bpm
+    style = auto_style(tempo)
+    return CalibrationSong(DEMO_SONG, tempo, style if style in styles else styles[0], 0)
+
+
+def _tensorrt_candidates(
+    model: Path, settings: EngineSettings, precisions: list[str]
+) -> list[tuple[str, str, Callable[[Path], Any]]]:
+    """TensorRT engines to check where it runs; where it only builds, build them and say so in one line."""
+    from engines.registry import BACKENDS, tensorrt_build_reason
+
+    reason = BACKENDS["tensorrt"].probe()
+    per_precision = [EngineSettings(**{**settings.model_dump(), "precision": p}) for p in precisions]
+    if reason is None:
+        from engines.tensorrt_engine import TensorRTEngine
+
+        return [
+            ("tensorrt", s.precision, lambda path, s=s: TensorRTEngine.from_onnx(model, s))
+            for s in per_precision
+        ]
+    if tensorrt_build_reason() is None and precisions:
+        from engines.tensorrt_engine import ensure_plan
+
+        for s in per_precision:
+            ensure_plan(model, s)
+        print(f"tensorrt: built the {', '.join(precisions)} engines ({settings.profile}), not run: {reason}")
+    else:
+        print(f"tensorrt: skipped ({reason})")
+    return []
 
 
 def _selfcheck(args: argparse.Namespace) -> int:
@@ -116,25 +166,24 @@ def _selfcheck(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args)
         model = settings.resolved_model_path()
-        songs_dir = args.songs or settings.calibration_dir
-        if songs_dir is None:
-            print("error: give --songs DIR (a folder of songs with MANIFEST.tsv)", file=sys.stderr)
-            return 2
         spec = OnnxRuntimeEngine(model, threads=1).spec
-        songs = select_calibration_songs(read_manifest(songs_dir), spec.styles, count=args.count, seed=1)
+        if args.songs is None:
+            songs = [_demo_song(settings, spec.styles, spec.native_fps)]
+        else:
+            songs = select_calibration_songs(read_manifest(args.songs), spec.styles, count=args.count, seed=1)
+        print(f"checking against ONNX Runtime fp32: {', '.join(s.path.name for s in songs)}")
         precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+        if "int8" in precisions and settings.calibration_dir is None:
+            precisions.remove("int8")
+            print(
+                "int8: skipped (give --calibration-dir: songs to calibrate on, other than the checked ones; "
+                "calibrating and checking on one song proves nothing)"
+            )
         threads = settings.resolved_ort_threads()
         candidates = [
             ("onnxruntime", p, lambda path: OnnxRuntimeEngine(path, threads=threads)) for p in precisions
         ]
-        if BACKENDS["tensorrt"].probe() is None:
-            from engines.tensorrt_engine import TensorRTEngine
-
-            for p in precisions:
-                s = EngineSettings(**{**settings.model_dump(), "precision": p})
-                candidates.append(("tensorrt", p, lambda path, s=s: TensorRTEngine.from_onnx(model, s)))
-        else:
-            print(f"tensorrt: skipped ({BACKENDS['tensorrt'].probe()})")
+        candidates += _tensorrt_candidates(model, settings, precisions)
         if BACKENDS["torch-cuda"].probe() is None:
             from engines.torch_engine import TorchEngine
 

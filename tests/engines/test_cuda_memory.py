@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engines.registry import _cuda_device_count
+from engines.registry import cuda_gpu
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _needs_gpu():
-    count, reason = _cuda_device_count()
-    if not count:
-        pytest.skip(f"no GPU for cuda-python: {reason}")
+    gpu = cuda_gpu()
+    if isinstance(gpu, str):
+        pytest.skip(f"no GPU for cuda-python: {gpu}")
 
 
 def test_rows_round_trip_and_row_operations(rng):
