@@ -14,6 +14,12 @@ shape bucket), ``torch-cuda-fp32`` (the same in fp32, to separate the two gains)
 ``tensorrt`` (where installed; precision from ``--precision``).
 Inputs are random conditioning of the model's widths: speed does not depend
 on the values.
+
+``--tensorrt-builds`` times engine builds instead (seconds per profile and
+precision, fresh builds without the engine cache) with the TensorRT flavour this
+machine has; TensorRT-RTX builds on the CPU, so it runs here::
+
+    .venv/bin/python bench/engines.py --tensorrt-builds --calibration-dir ../shared/data/music/gpl
 """
 
 from __future__ import annotations
@@ -334,6 +340,82 @@ def bench_accuracy(engine: Any, reference: Path, model: Path) -> list[dict[str, 
     return rows
 
 
+def bench_builds(
+    model: Path, cache_dir: Path, calibration_dir: Path | None, repeats: int
+) -> list[dict[str, Any]]:
+    """Seconds to build each profile x precision engine of ``model`` (median of ``repeats`` fresh builds).
+
+    The ONNX conversions are made (and cached) first and timed apart; int8 needs
+    ``calibration_dir``. Each build goes to a new folder, so none is a cache hit.
+    """
+    import tempfile
+
+    from engines.precision_files import precision_model
+    from engines.settings import EngineSettings
+    from engines.tensorrt_build import build_plan
+    from engines.tensorrt_flavour import build_target, get_flavour
+
+    flavour = get_flavour()
+    rows = []
+    for precision in ("fp32", "fp16", "int8"):
+        if precision == "int8" and calibration_dir is None:
+            print("  int8 skipped: give --calibration-dir")
+            continue
+        settings = EngineSettings(cache_dir=cache_dir, calibration_dir=calibration_dir, precision=precision)
+        t0 = time.perf_counter()
+        onnx_path, _ = precision_model(model, precision, settings)
+        convert_s = time.perf_counter() - t0
+        spec = ModelSpec.from_metadata(_onnx_metadata(onnx_path))
+        gpu = None
+        if not flavour.is_rtx:
+            from engines.cuda_memory import gpu_name
+
+            gpu = gpu_name(settings.device)
+        target = build_target(flavour.name, gpu=gpu, targets=settings.rtx_targets)
+        for profile_name in ("realtime", "offline"):
+            results = []
+            for _ in range(repeats):
+                with tempfile.TemporaryDirectory() as tmp:
+                    results.append(
+                        build_plan(
+                            onnx_path,
+                            Path(tmp) / "engine.plan",
+                            flavour=flavour,
+                            spec=spec,
+                            profile=settings.profiles[profile_name],
+                            profile_name=profile_name,
+                            target=target,
+                            workspace_mib=settings.workspace_mib,
+                            rtx_targets=settings.rtx_targets,
+                            timing_cache=None if flavour.is_rtx else Path(tmp) / "timing.cache",
+                        )
+                    )
+            seconds = [r.seconds for r in results]
+            row = {
+                "precision": precision,
+                "profile": profile_name,
+                "shapes": settings.profiles[profile_name].model_dump(mode="json"),
+                "build_s": float(np.median(seconds)),
+                "build_s_each": seconds,
+                "plan_mib": results[0].plan_bytes / 2**20,
+                "quantize_layers": results[0].quantize_layers,
+                "conversion_s": convert_s,
+                "target": target,
+            }
+            rows.append(row)
+            print(
+                f"  {precision:5s} {profile_name:9s} build {row['build_s']:.2f} s "
+                f"(each {', '.join(f'{x:.2f}' for x in seconds)}), plan {row['plan_mib']:.1f} MiB"
+            )
+    return rows
+
+
+def _onnx_metadata(path: Path) -> dict[str, str]:
+    import onnx
+
+    return {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+
+
 def _machine() -> dict[str, Any]:
     info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     try:
@@ -371,7 +453,36 @@ def main() -> int:
     parser.add_argument("--songs", type=Path, default=None, help="songs folder with MANIFEST.tsv")
     parser.add_argument("--count", type=int, default=4, help="songs in the reference")
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "choreo" / "engines")
+    parser.add_argument("--tensorrt-builds", action="store_true", help="time TensorRT engine builds and stop")
+    parser.add_argument(
+        "--builds-out", type=Path, default=REPO / "bench" / "results" / "tensorrt_builds.json"
+    )
+    parser.add_argument("--calibration-dir", type=Path, default=None, help="int8 calibration songs")
+    parser.add_argument("--repeats", type=int, default=3, help="builds timed per profile and precision")
     args = parser.parse_args()
+    if args.tensorrt_builds:
+        from engines.precision import file_sha256
+        from engines.tensorrt_flavour import get_flavour
+
+        machine = _machine()
+        flavour = get_flavour()
+        print(f"{flavour.label} builds on {machine.get('gpu', 'cpu')}")
+        out = json.loads(args.builds_out.read_text()) if args.builds_out.is_file() else {"runs": {}}
+        load_before = os.getloadavg()[0]
+        builds = bench_builds(args.model, args.cache_dir, args.calibration_dir, args.repeats)
+        out["runs"][f"{flavour.name}@{machine.get('gpu', 'cpu')}"] = {
+            "flavour": flavour.label,
+            "machine": machine,
+            "model": str(args.model.relative_to(REPO) if args.model.is_relative_to(REPO) else args.model),
+            "model_sha256": file_sha256(args.model),
+            "repeats": args.repeats,
+            # The machine is shared: its 1-minute load average says how busy it was.
+            "load_average_1m": {"before": load_before, "after": os.getloadavg()[0]},
+            "builds": builds,
+        }
+        _write(args.builds_out, out)
+        print(f"wrote {args.builds_out}")
+        return 0
     if args.make_reference is not None:
         make_reference(args.make_reference, args.model, args.songs, args.count, args.cache_dir)
         print(f"wrote {args.make_reference}")
