@@ -5,22 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from choreo.audio import song_sha256
+from choreo.audio import MusicFeatures, song_sha256
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
-from choreo.metrics.music_beats import librosa_beat_times
-from choreo.metrics.reference import ReferenceDance, load_reference
+from choreo.metrics.context import score_in_context
+from choreo.metrics.music_pool import MusicPool
+from choreo.metrics.reference import ReferenceDance, load_reference, load_style_windows
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import score_motion
+from choreo.metrics.style import STYLE_WINDOW_S, StyleCentroids, style_centroids
 from choreo.motion import Motion, joint_positions
 from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
 from choreo.postprocess.ground import align_floor
-from choreo.styles import AUTO, STYLES
+from choreo.styles import AUTO, STYLES, resolve_style
 from engines.runner import SongRunner
 
 __all__ = ["EVAL_FPS", "register"]
@@ -57,6 +60,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="where to find the reference clips' songs by file name, besides the SONG arguments (repeatable)",
     )
+    parser.add_argument(
+        "--style-reference",
+        type=Path,
+        metavar="FILE",
+        help="train.npz from `choreo prepare-data` (mocap never held out): the style centroids of the style "
+        "separability measure come from its 4 s windows",
+    )
     parser.set_defaults(func=run)
 
 
@@ -67,14 +77,16 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
         RenderOptions(fps=args.fps, style=args.style)  # rejects a bad style before any work
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
+        centroids = _centroids(args.style_reference, args.fps) if args.style_reference else None
+        pool = MusicPool(_pool_songs(args, reference), lambda song: _features(song, args.fps))
         runner = load_runner()
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
 
     failures: list[dict[str, str]] = []
-    rows = _score_songs(args, runner, failures)
-    reference_rows = _score_reference_clips(args, reference, failures)
+    rows = _score_songs(args, runner, pool, centroids, failures)
+    reference_rows = _score_reference_clips(args, reference, pool, centroids, failures)
     diversity = diversity_report(rows, reference_rows)
     summary = goal_report(rows, reference_rows)
 
@@ -92,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
             "style": args.style,
             "model": {"version": runner.spec.version, "trained": runner.spec.trained},
             "reference_file": str(args.reference) if args.reference else None,
+            "style_reference_file": str(args.style_reference) if args.style_reference else None,
+            "mismatched_song": {song: pool.mismatched(song) for song in sorted({r.song for r in rows})},
             "songs": [r.to_dict() for r in rows],
             "reference": [r.to_dict() for r in reference_rows],
             "diversity": diversity,
@@ -104,25 +118,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _score_songs(
-    args: argparse.Namespace, runner: SongRunner, failures: list[dict[str, str]]
+    args: argparse.Namespace,
+    runner: SongRunner,
+    pool: MusicPool,
+    centroids: StyleCentroids | None,
+    failures: list[dict[str, str]],
 ) -> list[EvalRow]:
     """Render and score every song with every seed; beat alignment also at the other rate."""
     rows = []
     for song in tqdm(args.songs, desc="scoring", unit="song", file=sys.stderr):
         try:
-            features = prepare_song(song, RenderOptions(fps=args.fps, style=args.style))
+            features = _features(song, args.fps)
             sha256 = song_sha256(song)
-            beats = librosa_beat_times(song)
+            beats = pool.beats(song.name)
+            style = resolve_style(args.style, features.tempo_bpm)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
                 generated = generate_motion(runner, features, options, song_sha256=sha256)
-                scores = score_motion(finish_motion(generated, options), beats)
+                dance = finish_motion(generated, options)
+                scores = score_motion(dance, beats)
+                context = pool.context(
+                    song.name, duration_s=dance.duration_s, style=style, centroids=centroids
+                )
+                measures = score_in_context(joint_positions(dance), context, fps=dance.fps)
                 by_fps = {args.fps: scores.beat_align}
                 for fps in EVAL_FPS:
                     if fps != args.fps:
                         other = RenderOptions(fps=fps, seed=seed, style=args.style)
                         by_fps[fps] = _beat_align(finish_motion(generated, other), beats)
-                rows.append(EvalRow(song.name, seed, scores, beat_align_by_fps=by_fps))
+                rows.append(
+                    EvalRow(song.name, seed, scores, style=style, beat_align_by_fps=by_fps, context=measures)
+                )
         except ChoreoError as exc:
             failures.append({"song": str(song), "error": str(exc), "code": exc.code})
             tqdm.write(f"FAILED {song}: {exc} [{exc.code}]", file=sys.stderr)
@@ -132,6 +158,8 @@ def _score_songs(
 def _score_reference_clips(
     args: argparse.Namespace,
     reference: list[ReferenceDance],
+    pool: MusicPool,
+    centroids: StyleCentroids | None,
     failures: list[dict[str, str]],
 ) -> list[EvalRow]:
     """Score every retimed clip; beat alignment also at the other rate where the file holds it."""
@@ -147,7 +175,7 @@ def _score_reference_clips(
                 for clips in other_rates
                 if len(clips) == len(reference) and (clips[i].clip, clips[i].song) == (dance.clip, dance.song)
             ]
-            rows.append(_score_reference(dance, others, options, args))
+            rows.append(_score_reference(dance, others, options, pool, centroids))
         except ChoreoError as exc:
             failures.append({"song": dance.song, "clip": dance.clip, "error": str(exc), "code": exc.code})
             print(f"reference clip {dance.clip} not scored: {exc}", file=sys.stderr)
@@ -158,21 +186,38 @@ def _score_reference(
     dance: ReferenceDance,
     other_rates: list[ReferenceDance],
     options: RenderOptions,
-    args: argparse.Namespace,
+    pool: MusicPool,
+    centroids: StyleCentroids | None,
 ) -> EvalRow:
     """Score one retimed clip against the beats of its song window, with the same measures.
 
     ``other_rates`` are the same clip at other frame rates: only their beat alignment is taken.
     """
-    song = _find_song(dance.song, args.songs, args.music_dir)
-    beats = librosa_beat_times(song)
+    beats = pool.beats(dance.song)
     # Recorded mocap keeps its own floor height; calibrate it to y = 0 by one constant
     # (nothing inside the motion changes) so the foot-contact thresholds mean the same.
-    scores = score_motion(align_floor(dance.motion), dance.beats_in_clip(beats))
+    motion = align_floor(dance.motion)
+    scores = score_motion(motion, dance.beats_in_clip(beats))
+    context = pool.context(
+        dance.song,
+        start_s=dance.song_start_s,
+        duration_s=motion.duration_s,
+        style=dance.style,
+        centroids=centroids,
+    )
+    measures = score_in_context(joint_positions(motion), context, fps=motion.fps)
     by_fps = {options.fps: scores.beat_align}
     for other in other_rates:
         by_fps[int(other.motion.fps)] = _beat_align(other.motion, other.beats_in_clip(beats))
-    return EvalRow(dance.song, None, scores, clip=dance.clip, style=dance.style, beat_align_by_fps=by_fps)
+    return EvalRow(
+        dance.song,
+        None,
+        scores,
+        clip=dance.clip,
+        style=dance.style,
+        beat_align_by_fps=by_fps,
+        context=measures,
+    )
 
 
 def _load_if_held(path: Path, fps: int) -> list[ReferenceDance]:
@@ -185,6 +230,35 @@ def _load_if_held(path: Path, fps: int) -> list[ReferenceDance]:
 
 def _beat_align(motion: Motion, beat_times_s: np.ndarray) -> float:
     return beat_align_score(joint_positions(motion), beat_times_s, fps=motion.fps)
+
+
+def _features(song: Path, fps: int) -> MusicFeatures:
+    """The song's features as the pipeline computes them, once per song and rate."""
+    return _features_cached(str(Path(song).resolve()), fps)
+
+
+@lru_cache(maxsize=64)
+def _features_cached(song: str, fps: int) -> MusicFeatures:
+    return prepare_song(Path(song), RenderOptions(fps=fps))
+
+
+def _centroids(path: Path, fps: int) -> StyleCentroids:
+    return style_centroids(load_style_windows(path, fps=fps, window_s=STYLE_WINDOW_S))
+
+
+def _pool_songs(args: argparse.Namespace, reference: list[ReferenceDance]) -> list[Path]:
+    """The SONGs and the reference clips' songs: the songs whose beats may mismatch a dance.
+
+    A clip whose song is not found is left out here and fails on its own when scored.
+    """
+    songs = {song.name: song for song in args.songs}
+    for dance in reference:
+        if dance.song not in songs:
+            try:
+                songs[dance.song] = _find_song(dance.song, args.songs, args.music_dir)
+            except ParameterError:
+                continue
+    return list(songs.values())
 
 
 def _find_song(name: str, songs: list[Path], music_dirs: list[Path]) -> Path:

@@ -22,9 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from choreo.errors import ParameterError
+from choreo.metrics.descriptor import windowed_descriptors
+from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
+from choreo.motion.resample import resample
+from choreo.postprocess.ground import align_floor
 
-__all__ = ["ReferenceDance", "load_reference"]
+__all__ = ["ReferenceDance", "load_reference", "load_style_windows"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +98,45 @@ def _clips(data: np.lib.npyio.NpzFile, fps: int) -> list[Motion]:
         Motion.from_array(frames[int(offset) : int(offset) + int(length)], fps=fps)
         for offset, length in zip(offsets, lengths, strict=True)
     ]
+
+
+def load_style_windows(path: Path, *, fps: int, window_s: float) -> dict[str, np.ndarray]:
+    """Descriptors of ``window_s`` windows of every sequence of a training file, per style.
+
+    ``path`` is ``train.npz`` from ``choreo prepare-data`` (arrays ``motion``,
+    ``offsets``, ``lengths``, ``style``, ``styles``, ``fps``): mocap never held out,
+    so the held-out clips and the dances are classified by centroids that have not
+    seen them. Sequences are resampled to ``fps`` first.
+
+    Raises
+    ------
+    ParameterError
+        If the file is missing, unreadable or lacks those arrays.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ParameterError(f"--style-reference {path}: no such file")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise ParameterError(f"--style-reference {path}: not a readable .npz file ({exc})") from None
+    with data:
+        missing = [
+            k for k in ("motion", "offsets", "lengths", "style", "styles", "fps") if k not in data.files
+        ]
+        if missing:
+            raise ParameterError(
+                f"--style-reference {path}: no {', '.join(missing)} (has {', '.join(data.files)})"
+            )
+        frames = data["motion"].astype(np.float64)
+        styles = data["styles"][data["style"]]
+        source_fps = int(data["fps"])
+        windows: dict[str, list[np.ndarray]] = {}
+        for offset, length, style in zip(data["offsets"], data["lengths"], styles, strict=True):
+            motion = Motion.from_array(frames[int(offset) : int(offset) + int(length)], fps=source_fps)
+            if source_fps != fps:
+                motion = resample(motion, fps)
+            found = windowed_descriptors(joint_positions(align_floor(motion)), fps=fps, window_s=window_s)
+            if found.shape[0]:
+                windows.setdefault(str(style), []).append(found)
+    return {style: np.concatenate(chunks) for style, chunks in windows.items()}

@@ -13,6 +13,7 @@ from choreo.metrics.freeze import freeze_ratio, motion_energy
 from choreo.metrics.jerk import mean_jerk
 from choreo.metrics.limits import limit_violations
 from choreo.metrics.pfc import pfc_score
+from choreo.metrics.spread import Reach, pose_spread, reach
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 
@@ -40,6 +41,9 @@ class DanceScores:
     limit_violations: int
     energy: float
     kinematic_beats_per_s: float
+    pose_spread: float
+    pose_spread_heading: float
+    reach: Reach
     kinetic: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict[str, float | int | None]:
@@ -55,6 +59,9 @@ class DanceScores:
             "limit_violations": self.limit_violations,
             "energy": round(self.energy, 4),
             "kinematic_beats_per_s": round(self.kinematic_beats_per_s, 3),
+            "pose_spread": round(self.pose_spread, 4),
+            "pose_spread_heading": round(self.pose_spread_heading, 4),
+            **self.reach.to_dict(),
         }
 
 
@@ -84,5 +91,8 @@ def score_motion(motion: Motion, music_beat_times_s: np.ndarray) -> DanceScores:
         limit_violations=limit_violations(motion),
         energy=motion_energy(positions, fps=fps),
         kinematic_beats_per_s=kinematic_beats(positions).size / motion.duration_s,
+        pose_spread=pose_spread(positions, skeleton=motion.skeleton),
+        pose_spread_heading=pose_spread(positions, skeleton=motion.skeleton, heading_frame=True),
+        reach=reach(positions, skeleton=motion.skeleton),
         kinetic=kinetic_features(positions, fps=fps),
     )

@@ -43,11 +43,33 @@ def _write_reference(path: Path, song: str) -> None:
     np.savez_compressed(path, **arrays)
 
 
+def _write_style_reference(path: Path) -> None:
+    """A train.npz of two styles: 'salsa' moves like the reference clips, 'modern' stands still."""
+    moving = _clip(30, 16.0)
+    still = moving.copy()
+    still[:, :72] = 0.0
+    still[:, 72:] = moving[0, 72:]
+    arrays = {
+        "motion": np.concatenate([moving, still]).astype(np.float16),
+        "offsets": np.array([0, len(moving)]),
+        "lengths": np.array([len(moving), len(still)]),
+        "style": np.array([0, 1]),
+        "styles": np.array(["salsa", "modern", "breakdance", "whirl"]),
+        "fps": np.int64(30),
+    }
+    np.savez_compressed(path, **arrays)
+
+
 def test_eval_scores_songs_seeds_and_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reference = tmp_path / "reference.npz"
     _write_reference(reference, DEMO_SONG.name)
+    styles = tmp_path / "train.npz"
+    _write_style_reference(styles)
     out = tmp_path / "eval.json"
-    code = main(["eval", str(DEMO_SONG), "--seeds", "2", "--json", str(out), "--reference", str(reference)])
+    code = main(
+        ["eval", str(DEMO_SONG), "--seeds", "2", "--json", str(out), "--reference", str(reference)]
+        + ["--style-reference", str(styles)]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "generated dances at 30 fps" in printed and "retimed mocap" in printed
@@ -69,6 +91,15 @@ def test_eval_scores_songs_seeds_and_reference(tmp_path: Path, capsys: pytest.Ca
     assert diversity["between_songs"] is None  # one song only
     assert diversity["between_seeds"] > 0.0
     assert diversity["normalised_by"] == "reference"
+    # Issue 11's measures: the clips move like the 'salsa' windows, so clip_a (salsa) is told right
+    # and clip_b (labelled modern) wrong; with one song there is no mismatched song.
+    assert [r["style_separability"] for r in report["reference"]] == [1.0, 0.0]
+    for row in report["songs"] + report["reference"]:
+        assert row["pose_spread"] >= 0.0 and row["reach"] > 0.2 and row["longest_stall_s"] >= 0.0
+        assert row["beat_align_own_minus_mismatched"] is None
+    assert report["songs"][0]["style"] == "salsa" and 0.0 <= report["songs"][0]["style_separability"] <= 1.0
+    assert report["mismatched_song"] == {DEMO_SONG.name: None}
+    assert set(report["summary"]["by_style"]) == {"salsa", "modern"}
 
 
 def test_eval_reports_bad_reference_and_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,7 +76,8 @@ def test_score_motion_gives_every_number() -> None:
     row = scores.to_dict()
     assert set(row) == {
         "fps", "duration_s", "beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations",
-        "energy", "kinematic_beats_per_s",
+        "energy", "kinematic_beats_per_s", "pose_spread", "pose_spread_heading", "reach", "reach_forward",
+        "reach_lateral", "reach_up",
     }  # fmt: skip
     assert row["fps"] == FPS and row["duration_s"] == pytest.approx(130.0)
     assert row["beat_align"] > 0.8  # the arm reverses and the body bottoms out on every beat
@@ -84,3 +85,4 @@ def test_score_motion_gives_every_number() -> None:
     assert row["freeze_ratio"] == pytest.approx(1.0, abs=0.02)
     assert scores.kinetic.shape == (72,)
     assert row["kinematic_beats_per_s"] == pytest.approx(1.0, abs=0.05)  # one pause per beat
+    assert row["pose_spread"] > 0 and row["reach"] > 0.2  # one arm swings; both hang a forearm from the chest

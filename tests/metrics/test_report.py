@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import DanceScores
+from choreo.metrics.spread import Reach
 
 
 def _row(
@@ -22,6 +25,9 @@ def _row(
         limit_violations=0,
         energy=1.0,
         kinematic_beats_per_s=1.0,
+        pose_spread=0.1,
+        pose_spread_heading=0.08,
+        reach=Reach(0.4, 0.2, 0.2, 0.1),
         kinetic=np.full(72, kin),
     )
     clip = None if seed is not None else f"clip_{song}"
@@ -62,3 +68,39 @@ def test_diversity_report_uses_the_reference_scale() -> None:
     assert report["reference_between_songs"] == round(2 * np.sqrt(72), 4)
     table = format_table(rows, "title")
     assert table.splitlines()[0] == "title" and len(table.splitlines()) == 3 + len(rows)
+
+
+def _styled(
+    style: str, seed: int | None, *, spread: float, energy: float, context: dict[str, float]
+) -> EvalRow:
+    base = _row("s" if seed is not None else f"s{spread}", seed, skate=0.1, jerk=10, freeze=None, kin=1)
+    scores = replace(base.scores, pose_spread=spread, energy=energy)
+    return replace(base, scores=scores, style=style, context=context)
+
+
+def test_issue_11_goals_compare_each_style_with_its_own_mocap() -> None:
+    good = {"beat_align_own_minus_mismatched": 0.08, "style_separability": 1.0, "longest_stall_s": 2.0}
+    rows = [
+        _styled("salsa", 0, spread=0.09, energy=2.0, context=good),
+        _styled(
+            "salsa", 1, spread=0.09, energy=2.0, context={**good, "beat_align_own_minus_mismatched": 0.04}
+        ),
+        _styled("breakdance", 0, spread=0.10, energy=1.0, context=good),
+    ]
+    reference = [
+        _styled("salsa", None, spread=0.10, energy=2.0, context={}),
+        _styled("breakdance", None, spread=0.20, energy=1.0, context={}),
+        _styled("modern", None, spread=0.30, energy=5.0, context={}),
+    ]
+    report = goal_report(rows, reference)
+    by_style = report["by_style"]
+    assert by_style["salsa"]["ratio"]["pose_spread"] == 0.9
+    assert by_style["breakdance"]["ratio"]["pose_spread"] == 0.5
+    assert by_style["modern"]["ratio"]["pose_spread"] is None  # no dance of that style
+    met = report["met"]
+    assert met["pose_spread_vs_style"] is False  # breakdance spreads half as far as its mocap
+    assert met["energy_vs_style"] is True
+    assert report["generated_mean"]["beat_align_own_minus_mismatched"] == 0.0667
+    assert met["beat_align_own_minus_mismatched"] is True and met["style_separability"] is True
+    assert met["longest_song_stall"] is True and met["junction_jerk_ratio"] is None
+    assert report["longest_song"]["longest_stall_s_max"] == 2.0
