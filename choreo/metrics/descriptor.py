@@ -5,7 +5,7 @@ count): the mean and the standard deviation of its position relative to the
 pelvis (the poses held and how far they move), and the kinetic features of
 :func:`~choreo.metrics.diversity.kinetic_features` (how fast and how hard they
 move); then the mean pelvis height (standing or floor work). 24 joints give
-289 numbers.
+217 numbers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["motion_descriptor", "windowed_descriptors"]
 
 
 def motion_descriptor(positions: np.ndarray, *, fps: float, skeleton: Skeleton = SMPL) -> np.ndarray:
-    """The descriptor of one stretch of motion, ``[joints * 12 + 1]``.
+    """The descriptor of one stretch of motion, ``[joints * 9 + 1]``.
 
     Parameters
     ----------
@@ -55,7 +55,7 @@ def windowed_descriptors(
     pos = check_positions(positions)
     length = max(3, round(window_s * fps))
     count = pos.shape[0] // length
-    dims = pos.shape[1] * 12 + 1
+    dims = pos.shape[1] * 9 + 1
     if count == 0:
         return np.zeros((0, dims))
     return np.stack(

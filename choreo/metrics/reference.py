@@ -28,7 +28,7 @@ from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess.ground import align_floor
 
-__all__ = ["ReferenceDance", "load_reference", "load_style_windows"]
+__all__ = ["MIN_STYLE_CLIPS", "ReferenceDance", "load_reference", "load_style_windows"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,19 @@ def _clips(data: np.lib.npyio.NpzFile, fps: int) -> list[Motion]:
     ]
 
 
+MIN_STYLE_CLIPS = 2
+"""Styles recorded in fewer source clips are left out of the style centroids: one clip is not a style
+(the single 15 s whirl clip; the phrase library merges it into its nearest style)."""
+
+
 def load_style_windows(path: Path, *, fps: int, window_s: float) -> dict[str, np.ndarray]:
     """Descriptors of ``window_s`` windows of every sequence of a training file, per style.
 
     ``path`` is ``train.npz`` from ``choreo prepare-data`` (arrays ``motion``,
-    ``offsets``, ``lengths``, ``style``, ``styles``, ``fps``): mocap never held out,
-    so the held-out clips and the dances are classified by centroids that have not
-    seen them. Sequences are resampled to ``fps`` first.
+    ``offsets``, ``lengths``, ``style``, ``styles``, ``clip``, ``fps``): mocap never
+    held out, so the held-out clips and the dances are classified by centroids that
+    have not seen them. Sequences are resampled to ``fps`` first; styles of fewer
+    than :data:`MIN_STYLE_CLIPS` source clips are left out.
 
     Raises
     ------
@@ -130,9 +136,14 @@ def load_style_windows(path: Path, *, fps: int, window_s: float) -> dict[str, np
             )
         frames = data["motion"].astype(np.float64)
         styles = data["styles"][data["style"]]
+        clips_of = {
+            str(s): {str(c) for c, t in zip(data["clip"], styles, strict=True) if t == s} for s in set(styles)
+        }
         source_fps = int(data["fps"])
         windows: dict[str, list[np.ndarray]] = {}
         for offset, length, style in zip(data["offsets"], data["lengths"], styles, strict=True):
+            if len(clips_of[str(style)]) < MIN_STYLE_CLIPS:
+                continue
             motion = Motion.from_array(frames[int(offset) : int(offset) + int(length)], fps=source_fps)
             if source_fps != fps:
                 motion = resample(motion, fps)

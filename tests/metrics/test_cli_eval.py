@@ -44,17 +44,21 @@ def _write_reference(path: Path, song: str) -> None:
 
 
 def _write_style_reference(path: Path) -> None:
-    """A train.npz of two styles: 'salsa' moves like the reference clips, 'modern' stands still."""
+    """A train.npz of three styles: 'salsa' (two clips) moves like the reference clips, 'modern' (two
+    clips) stands still, and 'whirl' has one clip only, too few to be a style."""
     moving = _clip(30, 16.0)
     still = moving.copy()
     still[:, :72] = 0.0
     still[:, 72:] = moving[0, 72:]
+    sequences = [moving, moving, still, still, still]
+    lengths = np.array([len(m) for m in sequences])
     arrays = {
-        "motion": np.concatenate([moving, still]).astype(np.float16),
-        "offsets": np.array([0, len(moving)]),
-        "lengths": np.array([len(moving), len(still)]),
-        "style": np.array([0, 1]),
+        "motion": np.concatenate(sequences).astype(np.float16),
+        "offsets": np.concatenate([[0], np.cumsum(lengths)[:-1]]),
+        "lengths": lengths,
+        "style": np.array([0, 0, 1, 1, 3]),
         "styles": np.array(["salsa", "modern", "breakdance", "whirl"]),
+        "clip": np.array(["s1", "s2", "m1", "m2", "w1"]),
         "fps": np.int64(30),
     }
     np.savez_compressed(path, **arrays)
