@@ -38,7 +38,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -158,7 +158,6 @@ class Flavour:
     name: str
     trt: ModuleType
     _errors: _ErrorLog = field(default_factory=_ErrorLog, repr=False, compare=False)
-    _logger: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def is_rtx(self) -> bool:
@@ -181,28 +180,26 @@ class Flavour:
         return self.is_rtx
 
     # -- logging ------------------------------------------------------------------------------
-    @property
+    @cached_property
     def logger(self) -> Any:
         """The process's one logger for this library.
 
-        TensorRT keeps the first logger it is given for every later builder and
-        runtime and ignores the others, so a logger per build would lose its
+        TensorRT-RTX keeps the first logger it is given for every later builder
+        and runtime and ignores the others, so a logger per build would lose its
         errors; this one files them with the thread's :meth:`capture` block.
         """
-        if not self._logger:
-            trt, errors = self.trt, self._errors
+        trt, errors = self.trt, self._errors
 
-            class _Logger(trt.ILogger):  # type: ignore[name-defined, misc]
-                def __init__(self) -> None:
-                    trt.ILogger.__init__(self)
+        class _Logger(trt.ILogger):  # type: ignore[name-defined, misc]
+            def __init__(self) -> None:
+                trt.ILogger.__init__(self)
 
-                def log(self, severity: Any, msg: str) -> None:
-                    bad = (trt.ILogger.Severity.ERROR, trt.ILogger.Severity.INTERNAL_ERROR)
-                    if severity in bad and errors.stack:
-                        errors.stack[-1].append(msg)
+            def log(self, severity: Any, msg: str) -> None:
+                bad = (trt.ILogger.Severity.ERROR, trt.ILogger.Severity.INTERNAL_ERROR)
+                if severity in bad and errors.stack:
+                    errors.stack[-1].append(msg)
 
-            self._logger.append(_Logger())
-        return self._logger[0]
+        return _Logger()
 
     @contextmanager
     def capture(self) -> Iterator[list[str]]:

@@ -132,9 +132,9 @@ def _demo_song(settings: EngineSettings, styles: tuple[str, ...], fps: int) -> C
 
 
 def _tensorrt_candidates(
-    model: Path, settings: EngineSettings, precisions: list[str]
+    model: Path, settings: EngineSettings, precisions: list[str], skipped: dict[str, str]
 ) -> list[tuple[str, str, Callable[[Path], Any]]]:
-    """TensorRT engines to check where it runs; where it only builds, build them and say so in one line."""
+    """TensorRT engines to check where it runs; where it only builds, build them; why not, in ``skipped``."""
     from engines.registry import BACKENDS, tensorrt_build_reason
 
     reason = BACKENDS["tensorrt"].probe()
@@ -151,9 +151,10 @@ def _tensorrt_candidates(
 
         for s in per_precision:
             ensure_plan(model, s)
-        print(f"tensorrt: built the {', '.join(precisions)} engines ({settings.profile}), not run: {reason}")
+        built = ", ".join(precisions)
+        skipped["tensorrt"] = f"built the {built} engines ({settings.profile}), not run: {reason}"
     else:
-        print(f"tensorrt: skipped ({reason})")
+        skipped["tensorrt"] = f"skipped ({reason})"
     return []
 
 
@@ -173,22 +174,25 @@ def _selfcheck(args: argparse.Namespace) -> int:
             songs = select_calibration_songs(read_manifest(args.songs), spec.styles, count=args.count, seed=1)
         print(f"checking against ONNX Runtime fp32: {', '.join(s.path.name for s in songs)}")
         precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+        skipped: dict[str, str] = {}
         if "int8" in precisions and settings.calibration_dir is None:
             precisions.remove("int8")
-            print(
-                "int8: skipped (give --calibration-dir: songs to calibrate on, other than the checked ones; "
+            skipped["int8"] = (
+                "skipped (give --calibration-dir: songs to calibrate on, other than the checked ones; "
                 "calibrating and checking on one song proves nothing)"
             )
         threads = settings.resolved_ort_threads()
         candidates = [
             ("onnxruntime", p, lambda path: OnnxRuntimeEngine(path, threads=threads)) for p in precisions
         ]
-        candidates += _tensorrt_candidates(model, settings, precisions)
+        candidates += _tensorrt_candidates(model, settings, precisions, skipped)
+        for what, why in skipped.items():
+            print(f"{what}: {why}")
         if BACKENDS["torch-cuda"].probe() is None:
             from engines.torch_engine import TorchEngine
 
             candidates.append(("torch-cuda", "fp16", lambda path: TorchEngine(model, device="cuda:0")))
-        report = selfcheck(model, settings, songs, candidates)
+        report = {**selfcheck(model, settings, songs, candidates), "skipped": skipped}
     except ChoreoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

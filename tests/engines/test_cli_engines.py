@@ -107,6 +107,7 @@ def test_selfcheck_with_no_arguments_checks_the_demo_song(tmp_path, capsys, monk
     rows = {(r["backend"], r["precision"]) for r in data["results"]}
     assert {("onnxruntime", "fp32"), ("onnxruntime", "fp16")} <= rows
     assert not any(p == "int8" for _, p in rows)
+    assert "calibrating and checking on one song proves nothing" in data["skipped"]["int8"]
     tensorrt_lines = [line for line in out.splitlines() if line.startswith("tensorrt:")]
     if BACKENDS["tensorrt"].probe() is not None:
         assert len(tensorrt_lines) == 1  # said in one line
