@@ -16,8 +16,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from api.errors import ApiError
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import get_batch, get_job
-from choreo.service.keys import verify_key
-from choreo.service.ratelimit import take_request
 from choreo.service.records import ApiKeyRecord, BatchRecord, JobRecord, RoutineRecord, TrackRecord
 from choreo.service.routines import get_routine
 from choreo.service.tracks import SHA256_PATTERN, get_track
@@ -50,25 +48,19 @@ CeleryApp = Annotated[Celery, Depends(get_celery)]
 
 
 def current_key(
-    ctx: Ctx, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+    request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> ApiKeyRecord:
-    """The live key of the request, after its rate limit; 401 without one, 429 over the limit."""
-    challenge = {"WWW-Authenticate": "Bearer"}
-    if credentials is None:
-        raise ApiError(
-            401, "unauthenticated", "send an API key as 'Authorization: Bearer <key>'", headers=challenge
-        )
-    key = verify_key(ctx, credentials.credentials)
+    """The live key :class:`api.guard.RequestGuard` found before the body was read.
+
+    The bearer credentials are declared only so the OpenAPI docs show the scheme.
+    """
+    key = getattr(request.state, "api_key", None)
     if key is None:
-        raise ApiError(401, "invalid_key", "the API key is unknown, malformed or revoked", headers=challenge)
-    limit = key.rate_limit_per_minute or ctx.settings.rate_limit_per_minute
-    allowed, retry_after_s = take_request(ctx, key.id, limit)
-    if not allowed:
         raise ApiError(
-            429,
-            "rate_limited",
-            f"key {key.id} is over its limit of {limit} requests per minute",
-            headers={"Retry-After": str(retry_after_s)},
+            401,
+            "unauthenticated",
+            "send an API key as 'Authorization: Bearer <key>'",
+            headers={"WWW-Authenticate": "Bearer"},
         )
     return key
 

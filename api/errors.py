@@ -2,7 +2,9 @@
 
 Handlers turn :class:`ApiError`, the project's :class:`~choreo.errors.ChoreoError`
 family, request validation errors and Redis outages into that body with the
-right status, so a client reads every 4xx and 5xx the same way.
+right status, so a client reads every 4xx and 5xx the same way. What a client
+reads never names a path, a storage key or a server (``public_message``); the
+log line of a 5xx keeps the details.
 """
 
 from __future__ import annotations
@@ -15,10 +17,19 @@ from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from choreo.errors import AudioError, ChoreoError, ParameterError, StorageError
+from choreo.errors import (
+    AudioError,
+    ChoreoError,
+    ConflictError,
+    NotFoundError,
+    ParameterError,
+    StorageError,
+    TooLargeError,
+)
+from choreo.service.redact import public_message
 from choreo.service.storage import ObjectMissing
 
-__all__ = ["ApiError", "install_error_handlers"]
+__all__ = ["ApiError", "BodyTooLarge", "error_response", "install_error_handlers"]
 
 log = logging.getLogger(__name__)
 
@@ -40,19 +51,37 @@ class ApiError(Exception):
         return cls(404, "not_found", f"no {what} {ident!r} for this key's team")
 
 
-def _body(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+class BodyTooLarge(StarletteHTTPException):
+    """The body grew past its route's limit while it was read (see :mod:`api.guard`).
+
+    An HTTP exception, so FastAPI's body reading passes it on instead of
+    calling it a parse error.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the body is larger than the limit of {limit} bytes")
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """The one error body."""
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
 def _choreo_status(exc: ChoreoError) -> int:
-    if isinstance(exc, ObjectMissing):
+    if isinstance(exc, (ObjectMissing, NotFoundError)):
         return 404
     if isinstance(exc, StorageError):
         return 503
     if isinstance(exc, AudioError):
         return 415 if exc.code == "not_audio" else 422
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, TooLargeError):
+        return 413
     if isinstance(exc, ParameterError):
-        return 409 if exc.code in ("already_published", "job_not_done") else 422
+        return 422
     return 500
 
 
@@ -61,11 +90,19 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return _body(exc.status, exc.code, exc.message, exc.headers)
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(ChoreoError)
-    async def _choreo_error(_: Request, exc: ChoreoError) -> JSONResponse:
-        return _body(_choreo_status(exc), exc.code, exc.message)
+    async def _choreo_error(request: Request, exc: ChoreoError) -> JSONResponse:
+        status = _choreo_status(exc)
+        if status >= 500:
+            log.warning("%s on %s %s: %s", exc.code, request.method, request.url.path, exc)
+            if isinstance(exc, StorageError):
+                return error_response(status, exc.code, "storage is unavailable; try again")
+            return error_response(status, exc.code, "internal error; it has been logged")
+        if isinstance(exc, ObjectMissing):
+            return error_response(status, exc.code, "a stored object of this request is missing")
+        return error_response(status, exc.code, public_message(exc.message))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -73,17 +110,22 @@ def install_error_handlers(app: FastAPI) -> None:
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return _body(422, "invalid_request", "; ".join(problems) or "invalid request")
+        return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(BodyTooLarge)
+    async def _too_large(_: Request, exc: BodyTooLarge) -> JSONResponse:
+        return error_response(413, "too_large", str(exc.detail))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return _body(exc.status_code, "http_error", str(exc.detail), getattr(exc, "headers", None))
+        return error_response(exc.status_code, "http_error", str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(RedisError)
-    async def _redis_down(_: Request, exc: RedisError) -> JSONResponse:
-        return _body(503, "index_unavailable", f"the job index (Redis) is unavailable: {exc}")
+    async def _redis_down(request: Request, exc: RedisError) -> JSONResponse:
+        log.warning("Redis failed on %s %s: %s", request.method, request.url.path, exc)
+        return error_response(503, "index_unavailable", "the job index is unavailable; try again")
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return _body(500, "internal_error", f"internal error ({type(exc).__name__}); it has been logged")
+        return error_response(500, "internal_error", "internal error; it has been logged")

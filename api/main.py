@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api.errors import install_error_handlers
+from api.guard import RequestGuard
 from api.metrics import install_metrics
 from api.routes import audio, batches, health, jobs, keys, me, routines, studio, tracks
 from choreo import __version__
@@ -42,6 +43,8 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
     app.state.ctx = ctx
     app.state.celery = make_celery(ctx.settings, name="choreo-api")
     install_error_handlers(app)
+    # The guard runs inside the metrics middleware, so refused requests are counted too.
+    app.add_middleware(RequestGuard, ctx=ctx)
     install_metrics(app, ctx, app.state.celery)
     for module in (health, tracks, jobs, audio, batches, routines, keys, me, studio):
         app.include_router(module.router)

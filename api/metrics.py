@@ -1,6 +1,8 @@
 """Request metrics for Prometheus, in a registry of the app's own.
 
-Counts requests by method, route template and status, and times them. The
+Counts requests by method, route template and status, and times them. Every
+label has a bounded set of values: a known method or ``other``, a route
+template or ``unmatched``, a status code. The
 service-wide numbers (queue depth, job durations) come from
 :class:`~choreo.service.metrics.ServiceCollector`, registered beside them.
 """
@@ -17,7 +19,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from choreo.service.context import ServiceContext
 from choreo.service.metrics import ServiceCollector
 
-__all__ = ["install_metrics"]
+__all__ = ["METHODS", "install_metrics"]
+
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Methods counted by name; any other is counted as ``other``, so clients cannot grow the label set."""
 
 
 def install_metrics(app: FastAPI, ctx: ServiceContext, celery: Celery) -> CollectorRegistry:
@@ -46,7 +51,8 @@ def install_metrics(app: FastAPI, ctx: ServiceContext, celery: Celery) -> Collec
         finally:
             route = request.scope.get("route")
             template = getattr(route, "path", "unmatched")
-            requests.labels(request.method, template, str(status)).inc()
-            latency.labels(request.method, template).observe(time.perf_counter() - start)
+            method = request.method if request.method in METHODS else "other"
+            requests.labels(method, template, str(status)).inc()
+            latency.labels(method, template).observe(time.perf_counter() - start)
 
     return registry

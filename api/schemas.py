@@ -24,6 +24,7 @@ __all__ = [
     "ArtifactLink",
     "ArtifactsPublic",
     "BatchPublic",
+    "CallbackSecretCreated",
     "JobList",
     "JobPublic",
     "KeyCreate",
@@ -251,3 +252,9 @@ class KeyCreated(BaseModel):
 
 class KeyList(BaseModel):
     items: list[KeyPublic]
+
+
+class CallbackSecretCreated(BaseModel):
+    team: str
+    secret: str = Field(description="HMAC-SHA256 key of the team's callbacks; shown this once only.")
+    created_at: float

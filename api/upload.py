@@ -3,7 +3,10 @@
 The request body is parsed as it arrives; the bytes of the ``file`` part go to
 a :class:`~choreo.service.storage.StreamingUpload` in parts (one PUT when
 small, an S3 multipart upload when big), hashed on the way. The size limit is
-enforced on the bytes seen, not on what the client claims.
+enforced on the bytes seen, not on what the client claims. A body that does not
+parse as multipart, a part header over :data:`MAX_HEADER_BYTES`, a body that ends
+before its closing boundary and a file name over :data:`MAX_FILENAME_CHARS` are
+refused before anything is kept.
 """
 
 from __future__ import annotations
@@ -11,15 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fastapi import Request
-from python_multipart.multipart import MultipartParser, parse_options_header
+from python_multipart.multipart import MultipartParseError, MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 
 from api.errors import ApiError
 from choreo.service.storage import StreamingUpload
 
-__all__ = ["StreamedFile", "stream_file_part"]
+__all__ = ["MAX_FILENAME_CHARS", "MAX_HEADER_BYTES", "StreamedFile", "stream_file_part"]
 
 _FLUSH_BYTES = 1024 * 1024
+MAX_HEADER_BYTES = 8 * 1024
+"""Longest part header name or value accepted."""
+MAX_FILENAME_CHARS = 255
+"""Longest file name accepted, as most file systems allow."""
 
 
 @dataclass
@@ -43,8 +50,9 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
     Raises
     ------
     ApiError
-        415 when the body is not multipart, 413 past ``max_bytes`` and 422 when
-        there is no ``file`` part. ``upload`` is aborted on every error.
+        415 when the body is not multipart, 400 when it is malformed (or has
+        no closing boundary), 413 past ``max_bytes``, 422 when there is no
+        ``file`` part or its name is too long. ``upload`` is aborted on every error.
     """
     content_type, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
@@ -54,12 +62,20 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
     result = StreamedFile()
     state = {"name": None, "filename": None, "header_field": b"", "header_value": b"", "in_file": False}
     pending = bytearray()
+    ended = False
+
+    def grow(which: str, data: bytes) -> None:
+        state[which] += data
+        if len(state[which]) > MAX_HEADER_BYTES:
+            raise ApiError(
+                400, "malformed_multipart", f"a part header is longer than {MAX_HEADER_BYTES} bytes"
+            )
 
     def on_header_field(data: bytes, start: int, end: int) -> None:
-        state["header_field"] += data[start:end]
+        grow("header_field", data[start:end])
 
     def on_header_value(data: bytes, start: int, end: int) -> None:
-        state["header_value"] += data[start:end]
+        grow("header_value", data[start:end])
 
     def on_header_end() -> None:
         if state["header_field"].lower() == b"content-disposition":
@@ -74,6 +90,12 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
         state["in_file"] = state["name"] == "file" and result.filename is None
         if state["in_file"]:
             result.filename = state["filename"] or ""
+            if len(result.filename) > MAX_FILENAME_CHARS:
+                raise ApiError(
+                    422,
+                    "filename_too_long",
+                    f"the file name has {len(result.filename)} characters; at most {MAX_FILENAME_CHARS}",
+                )
 
     def on_part_data(data: bytes, start: int, end: int) -> None:
         if state["in_file"]:
@@ -86,6 +108,10 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
         state["in_file"] = False
         state["name"] = None
 
+    def on_end() -> None:
+        nonlocal ended
+        ended = True
+
     parser = MultipartParser(
         boundary,
         {
@@ -95,6 +121,7 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
             "on_headers_finished": on_headers_finished,
             "on_part_data": on_part_data,
             "on_part_end": on_part_end,
+            "on_end": on_end,
         },
     )
     try:
@@ -105,14 +132,21 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
                 pending.clear()
                 await run_in_threadpool(upload.write, data)
         parser.finalize()
+        if not ended:
+            raise ApiError(400, "malformed_multipart", "the body ended before its closing multipart boundary")
         if pending:
             await run_in_threadpool(upload.write, bytes(pending))
         if result.filename is None:
-            raise ApiError(422, "missing_file", f"no 'file' part in the upload (parts: {result.seen_parts})")
+            raise ApiError(
+                422, "missing_file", f"no 'file' part in the upload (parts: {result.seen_parts[:10]})"
+            )
         await run_in_threadpool(upload.complete)
     except _TooLarge:
         await run_in_threadpool(upload.abort)
         raise ApiError(413, "too_large", f"the song is larger than the limit of {max_bytes} bytes") from None
+    except MultipartParseError as exc:
+        await run_in_threadpool(upload.abort)
+        raise ApiError(400, "malformed_multipart", f"the multipart body is malformed: {exc}") from None
     except BaseException:
         await run_in_threadpool(upload.abort)
         raise

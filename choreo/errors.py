@@ -11,10 +11,13 @@ from __future__ import annotations
 __all__ = [
     "AudioError",
     "ChoreoError",
+    "ConflictError",
     "EngineError",
     "ExportError",
+    "NotFoundError",
     "ParameterError",
     "StorageError",
+    "TooLargeError",
 ]
 
 
@@ -63,3 +66,21 @@ class StorageError(ChoreoError):
 
     code = "storage_error"
     transient = True
+
+
+class ConflictError(ChoreoError):
+    """The request does not fit the object's state (publish a job twice, cancel a finished one)."""
+
+    code = "conflict"
+
+
+class NotFoundError(ChoreoError):
+    """No such object for the caller: another team's object is reported exactly like a missing one."""
+
+    code = "not_found"
+
+
+class TooLargeError(ParameterError):
+    """An input is larger than the configured limit."""
+
+    code = "too_large"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Stop everything scripts/dev_up.sh started: each pid file under .run/ names a process group,
+# Stop everything scripts/dev_up.sh started: each pid file under the run folder (CHOREO_DEV_RUN_DIR,
+# default .run/) names a process group,
 # which gets SIGTERM, then SIGKILL if it has not gone after 15 s. SeaweedFS gets SIGINT and 3 s:
 # its volume server's graceful gRPC stop waits for the filer's open streams and otherwise hangs.
-# Data under .run/ is kept.
+# Data in the run folder is kept.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-RUN="$ROOT/.run"
+RUN="${CHOREO_DEV_RUN_DIR:-$ROOT/.run}"
 status=0
 
 group_alive() { kill -0 -- "-$1" 2>/dev/null; }

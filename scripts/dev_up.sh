@@ -2,11 +2,13 @@
 # Start the whole service locally, without Docker: Redis (the running one, or one started here),
 # SeaweedFS's S3 gateway on loopback with access keys, the API on 127.0.0.1:8000, a CPU and a GPU
 # Celery worker. Prints the URL and a development API key. `scripts/dev_down.sh` stops everything.
-# Everything it starts has a pid file under .run/ and runs in its own process group.
+# Everything it starts has a pid file under the run folder (CHOREO_DEV_RUN_DIR, default .run/) and runs
+# in its own process group, so two checkouts (or two run folders) keep two stacks apart.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-RUN="$ROOT/.run"
+RUN="$(mkdir -p "${CHOREO_DEV_RUN_DIR:-$ROOT/.run}" && cd "${CHOREO_DEV_RUN_DIR:-$ROOT/.run}" && pwd)"
+umask 077  # every file written here (secrets, logs, data) is the user's only
 VENV_BIN="${VENV_BIN:-$ROOT/.venv/bin}"
 API_HOST=127.0.0.1
 API_PORT="${CHOREO_DEV_API_PORT:-8000}"
@@ -36,27 +38,30 @@ wait_for() {  # wait_for WHAT SECONDS CMD...
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# -- secrets of this checkout's development stack, made once --------------------------------------------
-if [[ ! -f "$RUN/dev.env" ]]; then
-  access="dev$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  secret="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  cat >"$RUN/dev.env" <<ENV
+# -- S3 keys of this stack, made once; the URLs are written again on every start -------------------------
+if [[ ! -f "$RUN/secrets.env" ]]; then
+  cat >"$RUN/secrets.env" <<ENV
+export CHOREO_S3_ACCESS_KEY=dev$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export CHOREO_S3_SECRET_KEY=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+ENV
+fi
+cat >"$RUN/dev.env" <<ENV
+# Written by scripts/dev_up.sh on every start, from the current CHOREO_DEV_* settings.
+source "$RUN/secrets.env"
 export CHOREO_ENVIRONMENT=development
 export CHOREO_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/$REDIS_DB
 export CHOREO_S3_ENDPOINT_URL=http://127.0.0.1:$S3_PORT
-export CHOREO_S3_ACCESS_KEY=$access
-export CHOREO_S3_SECRET_KEY=$secret
 export CHOREO_S3_BUCKET=choreo
-export CHOREO_CALLBACK_SECRET=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export CHOREO_CALLBACK_ALLOW_LOOPBACK=true
 ENV
-  chmod 600 "$RUN/dev.env"
-fi
+chmod 600 "$RUN/secrets.env" "$RUN/dev.env"
 # shellcheck disable=SC1091
 source "$RUN/dev.env"
 cat >"$RUN/s3.json" <<JSON
 {"identities": [{"name": "choreo", "credentials": [{"accessKey": "$CHOREO_S3_ACCESS_KEY",
   "secretKey": "$CHOREO_S3_SECRET_KEY"}], "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
 JSON
+chmod 600 "$RUN/s3.json"
 
 # -- Redis: use the running one, else start one that keeps an append-only file ------------------------------
 if ! port_open "$REDIS_PORT"; then
@@ -96,14 +101,16 @@ done
 key="$("$VENV_BIN/choreo" keys create --team dev --name "make up $(date -u +%FT%TZ)" \
         --scopes content,fitness,admin 2>/dev/null)"
 echo "$key" >"$RUN/dev-api-key"
-chmod 600 "$RUN/dev-api-key"
+"$VENV_BIN/choreo" admin callback-secret --team dev >"$RUN/dev-callback-secret"
+chmod 600 "$RUN/dev-api-key" "$RUN/dev-callback-secret"
 
 cat <<MSG
 Choreo is up.
   API:      http://$API_HOST:$API_PORT   (docs at http://$API_HOST:$API_PORT/docs)
   Studio:   http://$API_HOST:$API_PORT/studio/   (sign in with the key below)
-  S3:       http://127.0.0.1:$S3_PORT  (SeaweedFS; keys in .run/dev.env)
-  logs:     .run/logs/
+  S3:       http://127.0.0.1:$S3_PORT  (SeaweedFS; keys in $RUN/secrets.env)
+  logs:     $RUN/logs/
+  callbacks are signed with the secret in $RUN/dev-callback-secret (loopback receivers allowed)
   API key:  $key
 Use it:
   export CHOREO_API_URL=http://$API_HOST:$API_PORT CHOREO_API_KEY=$key

@@ -23,12 +23,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from choreo.errors import ChoreoError
-from choreo.service.callbacks import CallbackError, deliver
+from choreo.service.callbacks import CallbackError, CallbackRefused, deliver
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.jobs import end_job
 from choreo.service.notify import notify_job_ended
 from choreo.service.queue import TASK_CALLBACK, TASK_FINISH, TASK_GENERATE, TASK_PREPARE
 from choreo.service.records import JobState
+from choreo.service.redact import safe_url
+from choreo.service.teams import callback_secret
 from worker import steps
 from worker.app import app, worker_engine
 
@@ -104,18 +106,28 @@ def finish(self: JobTask, job_id: str) -> Any:
 
 
 @app.task(name=TASK_CALLBACK, bind=True, max_retries=None)
-def callback(self: Task, url: str, payload: dict[str, Any]) -> int | None:
-    """POST a signed callback; retried with backoff, then given up with a log line."""
-    settings = get_context().settings
+def callback(self: Task, url: str, payload: dict[str, Any], team: str) -> int | None:
+    """POST a callback signed with the team's secret; retried with backoff, then given up with a log line."""
+    ctx = get_context()
+    settings = ctx.settings
+    event, shown = payload.get("event"), safe_url(url)
+    secret = callback_secret(ctx, team)
+    if secret is None:
+        log.error("callback %s to %s abandoned: team %s has no callback secret", event, shown, team)
+        return None
     try:
         return deliver(
             url,
             payload,
-            secret=settings.callback_secret.get_secret_value(),
+            secret=secret,
             timeout_s=settings.callback_timeout_s,
+            allow_loopback=settings.callback_allow_loopback,
         )
+    except CallbackRefused as exc:
+        log.error("callback %s abandoned: %s", event, exc)
+        return None
     except CallbackError as exc:
         if self.request.retries + 1 < settings.callback_max_attempts:
-            raise self.retry(exc=exc, countdown=_backoff_s(self.request.retries)) from exc
-        log.error("callback %s to %s abandoned: %s", payload.get("event"), url, exc)
+            raise self.retry(exc=exc, countdown=_backoff_s(self.request.retries)) from None
+        log.error("callback %s abandoned: %s", event, exc)
         return None

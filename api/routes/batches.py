@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import Ctx, OwnedBatch
-from api.routes.jobs import batch_public
+from api.links import batch_public
 from api.schemas import BatchPublic
 
 __all__ = ["router"]

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from api.deps import ContentKey, Ctx, OwnedRoutine, ReaderKey
 from api.errors import ApiError
-from api.routes.jobs import artifact_links
+from api.links import artifact_links
 from api.schemas import RoutineCreate, RoutineList, RoutinePublic
 from choreo.service.jobs import get_job
 from choreo.service.records import INTENSITY_LEVELS
@@ -73,7 +73,7 @@ def find(
 def get_one(routine: OwnedRoutine, ctx: Ctx) -> RoutinePublic:
     """One routine with presigned download URLs for its files."""
     public = RoutinePublic.from_record(routine)
-    public.downloads = artifact_links(ctx, keys=routine.artifacts)
+    public.downloads = artifact_links(ctx, routine.artifacts)
     public.downloads_expire_at = time.time() + ctx.settings.presign_expiry_s
     return public
 

@@ -1,7 +1,9 @@
 """``choreo admin``: service maintenance on the server host.
 
-``choreo admin rebuild-index`` rebuilds Redis (keys, tracks, jobs, batches,
-routines) from the records in object storage, after Redis lost its data.
+``choreo admin rebuild-index`` rebuilds Redis (keys, tracks, team secrets,
+jobs, batches, routines, pending uploads) from the records in object storage,
+after Redis lost its data; ``sweep-uploads`` deletes abandoned uploads;
+``callback-secret`` makes or rotates a team's callback secret.
 """
 
 from __future__ import annotations
@@ -19,17 +21,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("admin", help="service maintenance (on the server host)")
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("rebuild-index", help="rebuild the Redis index from storage")
+    sweep = actions.add_parser(
+        "sweep-uploads", help="delete abandoned uploads (staged bytes, expired tickets)"
+    )
+    sweep.add_argument("--older-than-s", type=float, default=24 * 3600, help="age of staged bytes to delete")
+    secret = actions.add_parser(
+        "callback-secret", help="make or rotate a team's callback secret (printed once)"
+    )
+    secret.add_argument("--team", required=True)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from choreo.service.context import get_context
     from choreo.service.rebuild import rebuild_index
+    from choreo.service.teams import rotate_callback_secret
+    from choreo.service.uploads import sweep_uploads
 
     try:
-        counts = rebuild_index(get_context())
+        ctx = get_context()
+        if args.action == "rebuild-index":
+            counts = rebuild_index(ctx)
+            print("rebuilt: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+        elif args.action == "sweep-uploads":
+            print(f"swept {sweep_uploads(ctx, older_than_s=args.older_than_s)} objects under uploads/")
+        else:
+            print(rotate_callback_secret(ctx, args.team).secret)
     except ChoreoError as exc:
         print(f"choreo admin: {exc}", file=sys.stderr)
         return 2
-    print("rebuilt: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 0

@@ -1,31 +1,91 @@
 """Signed callbacks: tell a client's URL that a job or a batch has finished.
 
 The body is JSON; ``X-Choreo-Signature`` carries ``sha256=<hex>`` of
-HMAC-SHA256(secret, ``<timestamp>.<body>``) and ``X-Choreo-Timestamp`` the
-Unix time, so a receiver can check both origin and freshness. Delivery is a
-CPU-queue task retried with backoff; see ``worker.tasks``.
+HMAC-SHA256(team secret, ``<timestamp>.<body>``) and ``X-Choreo-Timestamp`` the
+Unix time, so a receiver can check both origin and freshness. Each team signs
+with its own secret (:mod:`choreo.service.teams`).
+
+A callback URL is a request the service makes on a client's behalf, so it may
+only reach the public internet: a host that resolves to a loopback, private,
+link-local, multicast, reserved or unspecified address is refused when the job
+is submitted and again before each delivery (a name can change its address in
+between); ``callback_allow_loopback`` lets a development stack call a receiver
+on the same machine. Redirects are not followed, and a URL's ``user:password@``
+is never written to a log (:func:`~choreo.service.redact.safe_url`). Delivery is
+a CPU-queue task retried with backoff; see ``worker.tasks``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
+import socket
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
-from choreo.errors import ChoreoError
+from choreo.errors import ChoreoError, ParameterError
+from choreo.service.redact import safe_url
 
-__all__ = ["CallbackError", "deliver", "sign", "verify"]
+__all__ = ["CallbackError", "CallbackRefused", "check_target", "deliver", "sign", "verify"]
 
 
 class CallbackError(ChoreoError):
-    """The callback URL could not be reached or did not answer 2xx."""
+    """The callback URL could not be reached or did not answer 2xx; trying again may help."""
 
     code = "callback_failed"
     transient = True
+
+
+class CallbackRefused(ParameterError):
+    """The callback URL may not be called: its host is not on the public internet, or it redirected."""
+
+    code = "callback_refused"
+
+
+def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loopback: bool) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return not allow_loopback
+    return (
+        address.is_private
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or not address.is_global
+    )
+
+
+def check_target(url: str, *, allow_loopback: bool) -> None:
+    """Refuse ``url`` unless every address its host resolves to is public (or loopback, when allowed).
+
+    Raises
+    ------
+    CallbackRefused
+        For a URL without an http(s) scheme or host, or a forbidden address.
+    CallbackError
+        When the host does not resolve now (transient: a delivery retries).
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CallbackRefused(f"callback URL {safe_url(url)!r} must be http(s) with a host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
+        raise CallbackError(f"callback host {parts.hostname!r} does not resolve: {exc}") from exc
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        if _forbidden(address, allow_loopback):
+            raise CallbackRefused(
+                f"callback host {parts.hostname!r} resolves to {address}, which is not a public address"
+            )
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -41,14 +101,18 @@ def verify(secret: str, timestamp: int, body: bytes, signature: str, *, max_age_
     return hmac.compare_digest(sign(secret, timestamp, body), signature)
 
 
-def deliver(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float) -> int:
-    """POST the signed payload once; returns the HTTP status.
+def deliver(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float, allow_loopback: bool) -> int:
+    """Check the target, then POST the signed payload once; returns the HTTP status.
 
     Raises
     ------
+    CallbackRefused
+        When the host is not public (see :func:`check_target`) or the answer
+        is a redirect: retrying cannot help.
     CallbackError
-        On a network error or a non-2xx answer (transient: the caller retries).
+        On a network error or another non-2xx answer (transient: the caller retries).
     """
+    check_target(url, allow_loopback=allow_loopback)
     body = json.dumps(payload, sort_keys=True).encode()
     timestamp = int(time.time())
     headers = {
@@ -56,10 +120,15 @@ def deliver(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float)
         "X-Choreo-Timestamp": str(timestamp),
         "X-Choreo-Signature": sign(secret, timestamp, body),
     }
+    shown = safe_url(url)
     try:
-        answer = httpx.post(url, content=body, headers=headers, timeout=timeout_s)
+        answer = httpx.post(url, content=body, headers=headers, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as exc:
-        raise CallbackError(f"callback to {url} failed: {exc}") from exc
+        raise CallbackError(f"callback to {shown} failed: {type(exc).__name__}") from None
+    if answer.is_redirect:
+        raise CallbackRefused(
+            f"callback to {shown} answered {answer.status_code}; redirects are not followed"
+        )
     if not 200 <= answer.status_code < 300:
-        raise CallbackError(f"callback to {url} answered {answer.status_code}")
+        raise CallbackError(f"callback to {shown} answered {answer.status_code}")
     return answer.status_code

@@ -40,7 +40,6 @@ __all__ = [
     "create_job",
     "delete_job",
     "end_job",
-    "find_duplicate",
     "get_batch",
     "get_job",
     "index_batch",
@@ -106,17 +105,6 @@ def get_job(ctx: ServiceContext, job_id: str, *, team: str | None = None) -> Job
         return None
     job = JobRecord.model_validate_json(raw)
     if team is not None and job.team != team:
-        return None
-    return job
-
-
-def find_duplicate(ctx: ServiceContext, team: str, fingerprint: str) -> JobRecord | None:
-    """The team's live or finished job with this fingerprint, if any."""
-    job_id = ctx.redis.get(ctx.key("dedup", team, fingerprint))
-    if not job_id:
-        return None
-    job = get_job(ctx, job_id, team=team)
-    if job is None or job.state in (JobState.FAILED, JobState.CANCELLED):
         return None
     return job
 

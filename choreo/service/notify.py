@@ -32,7 +32,7 @@ def notify_job_ended(ctx: ServiceContext, celery: Celery, job: JobRecord) -> Non
             "error_code": job.error_code,
             "error_message": job.error_message,
         }
-        enqueue_callback(celery, job.callback_url, payload)
+        enqueue_callback(celery, job.callback_url, payload, job.team)
     for batch_id in sorted(ctx.redis.smembers(ctx.key("job_batches", job.id))):
         batch = get_batch(ctx, batch_id)
         if batch is None or not batch.callback_url:
@@ -48,4 +48,4 @@ def notify_job_ended(ctx: ServiceContext, celery: Celery, job: JobRecord) -> Non
             "job_ids": batch.job_ids,
             "counts": status["counts"],
         }
-        enqueue_callback(celery, batch.callback_url, payload)
+        enqueue_callback(celery, batch.callback_url, payload, batch.team)

@@ -102,9 +102,9 @@ def enqueue_job(app: Celery, job: JobRecord) -> str:
     return chain(*steps).apply_async().id
 
 
-def enqueue_callback(app: Celery, url: str, payload: dict[str, Any]) -> None:
-    """Ask a CPU worker to POST ``payload`` to ``url``, signed and retried."""
-    app.send_task(TASK_CALLBACK, args=(url, payload), queue=CPU_QUEUE)
+def enqueue_callback(app: Celery, url: str, payload: dict[str, Any], team: str) -> None:
+    """Ask a CPU worker to POST ``payload`` to ``url``, signed with ``team``'s secret, and retried."""
+    app.send_task(TASK_CALLBACK, args=(url, payload, team), queue=CPU_QUEUE)
 
 
 def queue_depths(app: Celery) -> dict[str, int]:

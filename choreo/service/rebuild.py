@@ -1,24 +1,37 @@
 """Rebuild the Redis index from storage, the record, after Redis lost its data.
 
-Reads every key, track, job, batch and routine record from the bucket and
-writes the index entries again; running it twice gives the same index.
+Reads every key, track, team secret, job, batch, routine and pending upload
+record from the bucket and writes the index entries again; running it twice
+gives the same index.
 """
 
 from __future__ import annotations
 
+import time
+
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import index_batch, index_job
 from choreo.service.keys import index_key
-from choreo.service.records import ApiKeyRecord, BatchRecord, JobRecord, RoutineRecord, TrackRecord
+from choreo.service.records import (
+    ApiKeyRecord,
+    BatchRecord,
+    JobRecord,
+    RoutineRecord,
+    TeamSecretRecord,
+    TrackRecord,
+    team_secret_key,
+)
 from choreo.service.routines import index_routine
+from choreo.service.teams import index_team_secret
 from choreo.service.tracks import index_track
+from choreo.service.uploads import PendingUpload, index_upload
 
 __all__ = ["rebuild_index"]
 
 
 def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
     """Index everything the bucket records; returns how many of each kind were indexed."""
-    counts = {"keys": 0, "tracks": 0, "jobs": 0, "batches": 0, "routines": 0}
+    counts = {"keys": 0, "tracks": 0, "team_secrets": 0, "jobs": 0, "batches": 0, "routines": 0, "uploads": 0}
     max_seq = 0
     for key in ctx.storage.list_keys("keys/"):
         if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
@@ -28,6 +41,9 @@ def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
         if "/tracks/" in key and key.endswith(".json") and (raw := ctx.storage.get_json(key)):
             index_track(ctx, TrackRecord.model_validate(raw))
             counts["tracks"] += 1
+        elif key == team_secret_key(key.split("/")[1]) and (raw := ctx.storage.get_json(key)):
+            index_team_secret(ctx, TeamSecretRecord.model_validate(raw))
+            counts["team_secrets"] += 1
     jobs = []
     for key in ctx.storage.list_keys("jobs/"):
         if key.endswith("/job.json") and (raw := ctx.storage.get_json(key)):
@@ -49,6 +65,12 @@ def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
             index_routine(ctx, routine)
             max_seq = max(max_seq, routine.seq)
             counts["routines"] += 1
+    for key in ctx.storage.list_keys("uploads/"):
+        if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
+            ticket = PendingUpload.model_validate(raw)
+            if ticket.expires_at > time.time():
+                index_upload(ctx, ticket)
+                counts["uploads"] += 1
     current = int(ctx.redis.get(ctx.key("seq")) or 0)
     if max_seq > current:
         ctx.redis.set(ctx.key("seq"), max_seq)

@@ -33,6 +33,7 @@ __all__ = [
     "JobState",
     "JobSummary",
     "RoutineRecord",
+    "TeamSecretRecord",
     "TrackRecord",
     "batch_key",
     "job_prefix",
@@ -42,11 +43,13 @@ __all__ = [
     "now_s",
     "routine_key",
     "song_key",
+    "team_secret_key",
     "team_track_key",
 ]
 
-SCOPES = ("content", "fitness", "admin")
-"""content: upload, submit, publish; fitness: read routines; admin: manage keys."""
+SCOPES = ("content", "fitness", "admin", "operator")
+"""content: upload, submit, publish; fitness: read routines; admin: manage the team's keys and
+callback secret; operator: manage the keys of every team (the service's own staff)."""
 
 INTENSITY_LEVELS = ("low", "medium", "high")
 
@@ -242,12 +245,24 @@ class ApiKeyRecord(BaseModel):
         return self.revoked_at is not None
 
 
+class TeamSecretRecord(BaseModel):
+    """The HMAC key that signs one team's callbacks."""
+
+    team: str
+    secret: str
+    created_at: float = Field(default_factory=now_s)
+
+
 def song_key(sha256: str, ext: str) -> str:
     return f"tracks/{sha256}.{ext}"
 
 
 def team_track_key(team: str, sha256: str) -> str:
     return f"teams/{team}/tracks/{sha256}.json"
+
+
+def team_secret_key(team: str) -> str:
+    return f"teams/{team}/callback_secret.json"
 
 
 def job_prefix(job_id: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from choreo.errors import ParameterError
+from choreo.errors import ConflictError
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import next_seq
 from choreo.service.records import JobRecord, JobState, RoutineRecord, new_id, routine_key
@@ -59,20 +59,20 @@ def publish_job(
 
     Raises
     ------
-    ParameterError
+    ConflictError
         When the job has not finished (code ``job_not_done``) or is already
         published (code ``already_published``).
     """
     if job.state != JobState.DONE:
-        raise ParameterError(
+        raise ConflictError(
             f"job {job.id} is {job.state.value}; only a done job can be published", code="job_not_done"
         )
     existing = routine_for_job(ctx, job.id)
     if existing:
-        raise ParameterError(f"job {job.id} is already published as {existing}", code="already_published")
+        raise ConflictError(f"job {job.id} is already published as {existing}", code="already_published")
     summary = job.summary
     if summary is None:
-        raise ParameterError(f"job {job.id} is done but has no summary", code="job_not_done")
+        raise ConflictError(f"job {job.id} is done but has no summary", code="job_not_done")
     intensity = summary.mean_joint_speed_m_per_s
     routine = RoutineRecord(
         id=new_id("rtn"),

@@ -1,8 +1,8 @@
 """Settings of the service, read from ``CHOREO_*`` environment variables.
 
 The service's settings live apart from :class:`choreo.settings.Settings` (what a
-render does) because only the API and the workers need them. Development and
-test runs work with the defaults; production refuses the placeholder secrets.
+render does) because only the API and the workers need them. Development runs
+work with the defaults; test and production refuse the known default secrets.
 """
 
 from __future__ import annotations
@@ -13,10 +13,13 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["PLACEHOLDER_SECRET", "ServiceSettings", "get_service_settings"]
+__all__ = ["KNOWN_DEFAULT_SECRETS", "PLACEHOLDER_SECRET", "ServiceSettings", "get_service_settings"]
 
 PLACEHOLDER_SECRET = "change-me"
-"""The default of every secret; accepted in development and test only."""
+"""The default of every secret; accepted in development only."""
+
+KNOWN_DEFAULT_SECRETS = frozenset({PLACEHOLDER_SECRET, "choreo-dev", "choreo-dev-secret", "minioadmin"})
+"""Credentials that ship in this repository or in MinIO's image: refused outside development."""
 
 
 class ServiceSettings(BaseSettings):
@@ -25,7 +28,7 @@ class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CHOREO_", extra="ignore")
 
     environment: Literal["development", "test", "production"] = Field(
-        default="development", description="production refuses placeholder secrets."
+        default="development", description="test and production refuse the known default secrets."
     )
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Index, broker and results.")
     redis_prefix: str = Field(default="choreo:", description="Prefix of every index key the service writes.")
@@ -49,7 +52,13 @@ class ServiceSettings(BaseSettings):
 
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, gt=0, description="Largest song accepted.")
     presign_expiry_s: int = Field(default=3600, gt=0, le=7 * 24 * 3600, description="Life of presigned URLs.")
+    max_request_bytes: int = Field(
+        default=1024 * 1024, gt=0, description="Largest body of any request but a song upload."
+    )
     rate_limit_per_minute: int = Field(default=600, gt=0, description="Requests per key per minute.")
+    auth_failures_per_minute: int = Field(
+        default=30, gt=0, description="Failed authentications per client address per minute before 429."
+    )
     max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
 
     intensity_low_below_m_per_s: float = Field(
@@ -59,8 +68,8 @@ class ServiceSettings(BaseSettings):
         default=1.32, gt=0, description="Mean joint speed from which a routine is high intensity."
     )
 
-    callback_secret: SecretStr = Field(
-        default=SecretStr(PLACEHOLDER_SECRET), description="HMAC-SHA256 key that signs callback bodies."
+    callback_allow_loopback: bool = Field(
+        default=False, description="Let callbacks reach loopback receivers (development only)."
     )
     callback_max_attempts: int = Field(default=6, ge=1)
     callback_timeout_s: float = Field(default=10.0, gt=0)
@@ -80,10 +89,15 @@ class ServiceSettings(BaseSettings):
                 f"visibility_timeout_s ({self.visibility_timeout_s}) must exceed job_timeout_s "
                 f"({self.job_timeout_s}), or a running job is delivered twice"
             )
-        if self.environment == "production":
-            for name in ("s3_access_key", "s3_secret_key", "callback_secret"):
-                if getattr(self, name).get_secret_value() == PLACEHOLDER_SECRET:
-                    raise ValueError(f"CHOREO_{name.upper()} must be set in production")
+        if self.environment != "development":
+            for name in ("s3_access_key", "s3_secret_key"):
+                if getattr(self, name).get_secret_value() in KNOWN_DEFAULT_SECRETS:
+                    raise ValueError(
+                        f"CHOREO_{name.upper()} is a known default; set a secret of your own "
+                        f"(CHOREO_ENVIRONMENT={self.environment})"
+                    )
+        if self.callback_allow_loopback and self.environment == "production":
+            raise ValueError("CHOREO_CALLBACK_ALLOW_LOOPBACK is for development; production refuses it")
         return self
 
 

@@ -188,6 +188,16 @@ class Storage:
             raise _wrap(exc, "read", key) from exc
         return body.iter_chunks(chunk_size=256 * 1024)
 
+    def modified_at(self, key: str) -> float | None:
+        """When the object was last written (Unix time), or None when it does not exist."""
+        try:
+            return self._client.head_object(Bucket=self.bucket, Key=key)["LastModified"].timestamp()
+        except (ClientError, BotoCoreError) as exc:
+            err = _wrap(exc, "inspect", key)
+            if isinstance(err, ObjectMissing):
+                return None
+            raise err from exc
+
     def sha256_and_head(self, key: str, *, head_bytes: int = 64) -> tuple[str, int, bytes]:
         """Stream an object once: its SHA-256, its size and its first ``head_bytes`` bytes."""
         digest = hashlib.sha256()

@@ -106,12 +106,12 @@ def store_track(
 ) -> TrackRecord:
     """Move a checked upload from its staging key to ``tracks/<sha256>.<ext>`` and record it for ``team``.
 
-    The staging object is deleted; when the same bytes are already stored they
-    are not copied again.
+    The staging object is deleted. The bytes are copied even when another team
+    already stored the same ones, so how long an upload takes says nothing
+    about what other teams hold.
     """
     final_key = song_key(sha256, ext)
-    if ctx.storage.size_bytes(final_key) != size_bytes:
-        ctx.storage.copy(staged_key, final_key)
+    ctx.storage.copy(staged_key, final_key)
     ctx.storage.delete(staged_key)
     existing = get_track(ctx, team, sha256)
     if existing is not None and existing.ext == ext:

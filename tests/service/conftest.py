@@ -4,7 +4,8 @@ The session fixture :func:`stack` starts, through
 :class:`choreo.service.localstack.LocalStack`, SeaweedFS (``weed server`` with
 an S3 gateway that checks access keys) on free loopback ports, the API under
 uvicorn and one Celery worker per queue as real processes, using the Redis at
-127.0.0.1:6379 with a database of its own (flushed at start and end), and
+127.0.0.1:6379 with a database of its own (``CHOREO_TEST_REDIS_DB``, or a whole
+URL in ``CHOREO_TEST_REDIS_URL``; flushed at start and end), and
 stops every one of them at the end, by process group.
 """
 
@@ -17,11 +18,10 @@ import redis
 
 from choreo.service.keys import create_key
 from choreo.service.localstack import LocalStack
+from choreo.service.teams import rotate_callback_secret
 from tests.service.helpers import (
-    CALLBACK_SECRET,
     MAX_UPLOAD_BYTES,
-    REDIS_DB,
-    REDIS_PORT,
+    REDIS_URL,
     SONGS,
     Album,
     ServiceStack,
@@ -36,21 +36,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
     for path in SONGS.values():
         if not path.is_file():
             pytest.skip(f"shared music not found: {path}")
-    admin_redis = redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB)
+    admin_redis = redis.Redis.from_url(REDIS_URL)
     try:
         admin_redis.ping()
     except redis.RedisError as exc:
-        pytest.fail(f"the service tests need Redis at 127.0.0.1:{REDIS_PORT}: {exc}")
+        pytest.fail(f"the service tests need Redis at {REDIS_URL}: {exc}")
     admin_redis.flushdb()
     local = LocalStack(
         tmp_path_factory.mktemp("service"),
-        f"redis://127.0.0.1:{REDIS_PORT}/{REDIS_DB}",
+        REDIS_URL,
         cpu_workers=1,
         cpu_concurrency=2,
         gpu_concurrency=2,
         env={
             "CHOREO_MAX_UPLOAD_BYTES": str(MAX_UPLOAD_BYTES),
-            "CHOREO_CALLBACK_SECRET": CALLBACK_SECRET,
+            "CHOREO_CALLBACK_ALLOW_LOOPBACK": "true",
             "CHOREO_TASK_MAX_RETRIES": "3",
             "CHOREO_ENGINE_THREADS": "1",
             "OMP_NUM_THREADS": "1",
@@ -60,12 +60,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
         with local:
             stack = ServiceStack(local=local)
             for who, team, scopes in (
-                ("admin", "ops", ["admin"]),
+                ("admin", "acme", ["admin"]),
+                ("operator", "ops", ["operator", "admin"]),
                 ("content", "acme", ["content"]),
                 ("fitness", "acme", ["fitness"]),
                 ("other", "globex", ["content", "fitness"]),
             ):
                 stack.tokens[who] = create_key(local.ctx, team=team, name=f"test {who}", scopes=scopes)[1]
+            for team in ("acme", "globex"):
+                stack.callback_secrets[team] = rotate_callback_secret(local.ctx, team).secret
             yield stack
     finally:
         admin_redis.flushdb()

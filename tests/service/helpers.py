@@ -19,8 +19,9 @@ MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
 REDIS_DB = int(os.environ.get("CHOREO_TEST_REDIS_DB", "11"))
 REDIS_PORT = int(os.environ.get("CHOREO_TEST_REDIS_PORT", "6379"))
 """The Redis the tests use; another port for a Redis of one's own (with more than 16 databases)."""
+REDIS_URL = os.environ.get("CHOREO_TEST_REDIS_URL", f"redis://127.0.0.1:{REDIS_PORT}/{REDIS_DB}")
+"""The Redis database the service tests own (flushed at start and end); the URL wins over the others."""
 MAX_UPLOAD_BYTES = 6 * 1024 * 1024
-CALLBACK_SECRET = "test-callback-secret"
 
 HUNGARIAN = "Hungarian_Dance_number_5_-_Allegro_in_F_sharp_minor_(string_orchestra).hq.ogg"
 SONGS = {
@@ -37,6 +38,7 @@ class ServiceStack:
 
     local: LocalStack
     tokens: dict[str, str] = field(default_factory=dict)
+    callback_secrets: dict[str, str] = field(default_factory=dict)
 
     @property
     def api_url(self) -> str:
@@ -55,7 +57,8 @@ class ServiceStack:
         return httpx.Client(base_url=self.api_url, headers=headers, timeout=60)
 
     def as_(self, who: str) -> httpx.Client:
-        """A client holding the key of ``who``: admin, content, fitness or other (another team)."""
+        """A client holding the key of ``who``: admin, content, fitness (team acme), other (team
+        globex) or operator (team ops, every team's keys)."""
         return self.client(self.tokens[who])
 
 

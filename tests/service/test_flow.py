@@ -19,7 +19,7 @@ from matplotlib.image import imread
 
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
-from tests.service.helpers import CALLBACK_SECRET, SONGS, Album, ServiceStack, upload, wait_for_batch
+from tests.service.helpers import SONGS, Album, ServiceStack, upload, wait_for_batch
 
 pytestmark = pytest.mark.service
 
@@ -200,14 +200,17 @@ def test_jobs_are_listed_by_state_with_a_cursor(stack: ServiceStack, album: Albu
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    received: list[tuple[dict, bool]] = []
+    """Checks each callback against team acme's secret and, to show it cannot forge, globex's."""
+
+    received: list[tuple[dict, bool, bool]] = []
+    secrets: dict[str, str] = {}
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server name
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        good = verify(
-            CALLBACK_SECRET, int(self.headers["X-Choreo-Timestamp"]), body, self.headers["X-Choreo-Signature"]
-        )
-        type(self).received.append((json.loads(body), good))
+        stamp, signature = int(self.headers["X-Choreo-Timestamp"]), self.headers["X-Choreo-Signature"]
+        good = verify(self.secrets["acme"], stamp, body, signature)
+        forged = verify(self.secrets["globex"], stamp, body, signature)
+        type(self).received.append((json.loads(body), good, forged))
         self.send_response(204)
         self.end_headers()
 
@@ -216,6 +219,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 
 def test_dedup_force_cancel_and_signed_callbacks(stack: ServiceStack, album: Album) -> None:
+    _Receiver.secrets = stack.callback_secrets
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     callback_url = f"http://127.0.0.1:{server.server_address[1]}/hook"
@@ -257,9 +261,10 @@ def test_dedup_force_cancel_and_signed_callbacks(stack: ServiceStack, album: Alb
             time.sleep(0.2)
     finally:
         server.shutdown()
-    events = {payload["event"]: (payload, good) for payload, good in _Receiver.received}
+    events = {payload["event"]: (payload, good) for payload, good, _ in _Receiver.received}
     assert set(events) == {"job.finished", "batch.finished"}
     assert all(good for _, good in events.values()), "a callback's signature did not verify"
+    assert not any(forged for *_, forged in _Receiver.received), "another team's secret verified"
     assert events["job.finished"][0]["state"] == "cancelled"
     assert events["batch.finished"][0]["counts"]["cancelled"] == 1
 
@@ -278,7 +283,6 @@ def test_health_readiness_and_metrics(stack: ServiceStack, album: Album) -> None
     assert 'choreo_queue_depth{queue="gpu"}' in text
     assert 'choreo_job_duration_seconds_count{state="done"}' in text
     assert 'choreo_http_requests_total{method="POST",route="/v1/jobs",status="202"}' in text
-    assert client is not None
 
 
 def test_cli_submits_waits_and_downloads_through_the_client(

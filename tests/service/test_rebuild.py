@@ -8,7 +8,7 @@ import sys
 import pytest
 import redis
 
-from tests.service.helpers import REDIS_DB, REDIS_PORT, REPO_ROOT, Album, ServiceStack
+from tests.service.helpers import REDIS_URL, REPO_ROOT, Album, ServiceStack
 
 pytestmark = pytest.mark.service
 
@@ -28,7 +28,7 @@ def _snapshot(stack: ServiceStack) -> dict[str, object]:
 def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Album) -> None:
     before = _snapshot(stack)
     assert before["jobs"] and before["tracks"]
-    redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB).flushdb()
+    redis.Redis.from_url(REDIS_URL).flushdb()
     with stack.as_("content") as content:
         assert content.get("/v1/jobs").status_code == 401, "the keys should be gone with the index"
     run = subprocess.run(

@@ -81,12 +81,18 @@ def test_text_named_mp3_and_empty_files_are_refused_with_their_codes() -> None:
         extension_of("readme")
 
 
-def test_settings_refuse_placeholder_secrets_in_production_and_a_short_visibility_timeout() -> None:
+def test_settings_refuse_default_secrets_outside_development_and_a_short_visibility_timeout() -> None:
     with pytest.raises(ValidationError, match="CHOREO_S3_ACCESS_KEY"):
         ServiceSettings(environment="production")
-    ok = ServiceSettings(
-        environment="production", s3_access_key="k", s3_secret_key="s", callback_secret="c", job_timeout_s=100
-    )
+    for default in ("choreo-dev", "minioadmin"):
+        with pytest.raises(ValidationError, match="known default"):
+            ServiceSettings(environment="test", s3_access_key="k", s3_secret_key=default)
+    assert ServiceSettings(s3_access_key="choreo-dev").environment == "development"
+    with pytest.raises(ValidationError, match="ALLOW_LOOPBACK"):
+        ServiceSettings(
+            environment="production", s3_access_key="k", s3_secret_key="s", callback_allow_loopback=True
+        )
+    ok = ServiceSettings(environment="production", s3_access_key="k", s3_secret_key="s", job_timeout_s=100)
     assert ok.visibility_timeout_s == 200
     with pytest.raises(ValidationError, match="visibility_timeout_s"):
         ServiceSettings(job_timeout_s=100, visibility_timeout_s=50)
@@ -153,3 +159,19 @@ def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
     assert JobRecord.model_validate(record | {"summary": summary.model_dump()}).summary == summary
     with pytest.raises(ValidationError, match="model_trained"):
         JobSummary.model_validate(summary.model_dump(exclude={"model_trained"}))
+
+
+def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
+    from choreo.service.redact import public_message, safe_url
+
+    logged = (
+        "file /tmp/choreo-prepare-1x/broken.ogg: storage refused to upload 'jobs/job_1/work/features.npz' "
+        'at "http://127.0.0.1:9000/choreo/jobs/job_1"; Error 111 connecting to redis:6379'
+    )
+    shown = public_message(logged)
+    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):
+        assert secret not in shown, (secret, shown)
+    assert "broken.ogg" in shown and "features.npz" in shown
+    assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
+    assert safe_url("https://user:pw@hooks.example/x?y=1") == "https://***@hooks.example/x?y=1"
+    assert safe_url("https://hooks.example/x") == "https://hooks.example/x"

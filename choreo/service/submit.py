@@ -1,0 +1,163 @@
+"""Submitting songs to render: one job per track, one batch, deduplicated per team.
+
+Deduplication is a claim, not a check: the fingerprint key of a team's track
+and options is taken with one Redis script that also looks at the job holding
+it, so any number of identical requests at once create one job. A claim whose
+job was failed or cancelled is free again; one whose job never appeared (its
+creator died between the claim and the record) is taken over after
+:data:`CLAIM_WAIT_S`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from celery import Celery
+
+from choreo.errors import ConflictError, NotFoundError, ParameterError
+from choreo.service.callbacks import CallbackError, CallbackRefused, check_target
+from choreo.service.context import ServiceContext
+from choreo.service.jobs import create_batch, create_job, get_job
+from choreo.service.queue import enqueue_job
+from choreo.service.records import BatchRecord, JobOptions, JobRecord, TrackRecord, new_id
+from choreo.service.teams import callback_secret
+from choreo.service.tracks import SHA256_PATTERN, get_track
+
+__all__ = ["CLAIM_WAIT_S", "Submitted", "claim_render", "submit_jobs"]
+
+CLAIM_WAIT_S = 5.0
+"""How long a claim without a job record is waited for before it is taken over."""
+
+_CLAIM = """
+local current = redis.call('get', KEYS[1])
+if current and current ~= ARGV[1] then
+  local raw = redis.call('get', ARGV[2] .. current)
+  if not raw then return current end
+  local state = cjson.decode(raw)['state']
+  if state ~= 'failed' and state ~= 'cancelled' then return current end
+end
+redis.call('set', KEYS[1], ARGV[1])
+return ARGV[1]
+"""
+
+_TAKE_OVER = """
+if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('set', KEYS[1], ARGV[2]) return 1 end
+return 0
+"""
+
+
+@dataclass
+class Submitted:
+    """A submission's batch and its jobs, each with whether it was an earlier job (deduplicated)."""
+
+    batch: BatchRecord
+    jobs: list[tuple[JobRecord, bool]]
+
+
+def claim_render(ctx: ServiceContext, team: str, fingerprint: str, job_id: str) -> JobRecord | None:
+    """Claim ``fingerprint`` for ``job_id``: None when it is ours, else the job already rendering it."""
+    dedup = ctx.key("dedup", team, fingerprint)
+    deadline = time.monotonic() + CLAIM_WAIT_S
+    while True:
+        owner = ctx.redis.eval(_CLAIM, 1, dedup, job_id, ctx.key("job", ""))
+        if owner == job_id:
+            return None
+        job = get_job(ctx, owner, team=team)
+        if job is not None:
+            return job
+        if time.monotonic() > deadline:
+            # Its creator claimed and never wrote the record: it died in between.
+            if ctx.redis.eval(_TAKE_OVER, 1, dedup, owner, job_id):
+                return None
+            deadline = time.monotonic() + CLAIM_WAIT_S
+        time.sleep(0.05)
+
+
+def _tracks(ctx: ServiceContext, team: str, shas: list[str]) -> list[TrackRecord]:
+    if len(shas) > ctx.settings.max_tracks_per_submit:
+        raise ParameterError(
+            f"{len(shas)} tracks; at most {ctx.settings.max_tracks_per_submit} a request",
+            code="too_many_tracks",
+        )
+    tracks = []
+    for sha in dict.fromkeys(shas):
+        if not SHA256_PATTERN.match(sha):
+            raise ParameterError(f"tracks: {sha!r} is not a lowercase hex SHA-256", code="invalid_request")
+        track = get_track(ctx, team, sha)
+        if track is None:
+            raise NotFoundError(f"no track {sha!r} for this key's team")
+        tracks.append(track)
+    return tracks
+
+
+def _check_callback(ctx: ServiceContext, team: str, url: str) -> None:
+    if callback_secret(ctx, team) is None:
+        raise ConflictError(
+            f"team {team} has no callback secret yet; an admin makes one with POST /v1/team/callback-secret",
+            code="no_callback_secret",
+        )
+    try:
+        check_target(url, allow_loopback=ctx.settings.callback_allow_loopback)
+    except CallbackError as exc:
+        raise CallbackRefused(str(exc)) from None
+
+
+def submit_jobs(
+    ctx: ServiceContext,
+    celery: Celery,
+    *,
+    team: str,
+    tracks: list[str],
+    options: JobOptions,
+    priority: int,
+    callback_url: str | None,
+    force: bool,
+) -> Submitted:
+    """Record and enqueue a job for each of the team's ``tracks`` (SHA-256s), as one batch.
+
+    A track the team already has rendering or rendered with the same options
+    is not rendered again (its job comes back marked deduplicated) unless
+    ``force`` is set.
+
+    Raises
+    ------
+    ParameterError
+        Too many tracks, a malformed SHA-256, a callback host that is not public.
+    NotFoundError
+        A track the team does not have.
+    ConflictError
+        A callback URL while the team has no callback secret.
+    """
+    records = _tracks(ctx, team, tracks)
+    if callback_url:
+        _check_callback(ctx, team, callback_url)
+    batch_id = new_id("bat")
+    jobs: list[tuple[JobRecord, bool]] = []
+    for track in records:
+        job_id = new_id("job")
+        fingerprint = options.fingerprint(track.sha256)
+        existing = None if force else claim_render(ctx, team, fingerprint, job_id)
+        if existing is not None:
+            jobs.append((existing, True))
+            continue
+        job = JobRecord(
+            id=job_id,
+            team=team,
+            batch_id=batch_id,
+            track_sha256=track.sha256,
+            track_ext=track.ext,
+            track_name=track.filename,
+            options=options,
+            priority=priority,
+            callback_url=callback_url,
+            fingerprint=fingerprint,
+        )
+        jobs.append((create_job(ctx, job), False))
+    batch = create_batch(
+        ctx, BatchRecord(id=batch_id, team=team, job_ids=[j.id for j, _ in jobs], callback_url=callback_url)
+    )
+    for job, deduplicated in jobs:
+        if not deduplicated:
+            enqueue_job(celery, job)
+    return Submitted(batch=batch, jobs=jobs)
