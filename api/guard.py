@@ -10,12 +10,16 @@ A pure ASGI middleware, so nothing of a refused request's body is read:
   so a body that claims less (or is chunked) is cut off at the limit too.
 
 The key found is left in ``scope["state"]["api_key"]`` for the route's
-dependencies (:mod:`api.deps`), so each request reads its key record once.
+dependencies (:mod:`api.deps`), so each request reads its key record once. The
+few ``/v1/`` routes that need no key (:data:`OPEN_ROUTES`: the option list, and
+a song's audio by a ticket, which its route checks) pass without one, and are
+authenticated like the others when they bring one.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 from redis.exceptions import RedisError
 from starlette.concurrency import run_in_threadpool
@@ -29,7 +33,7 @@ from choreo.service.ratelimit import auth_failures_exceeded, count_auth_failure,
 from choreo.service.records import ApiKeyRecord
 from choreo.service.settings import ServiceSettings
 
-__all__ = ["MULTIPART_OVERHEAD_BYTES", "RequestGuard", "body_limit"]
+__all__ = ["MULTIPART_OVERHEAD_BYTES", "OPEN_ROUTES", "RequestGuard", "body_limit", "needs_key"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,17 @@ MULTIPART_OVERHEAD_BYTES = 64 * 1024
 """What a song upload's body may carry beyond the song: boundaries and part headers."""
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+OPEN_ROUTES = (("GET", re.compile(r"^/v1/options/?$")), ("GET", re.compile(r"^/v1/jobs/[^/]+/audio$")))
+"""(method, path) of the ``/v1/`` routes that may be called without a key."""
+
+
+def needs_key(method: str, path: str, authorization: str | None) -> bool:
+    """Whether the guard authenticates this request (every ``/v1/`` one, but open routes without a key)."""
+    if not path.startswith("/v1/"):
+        return False
+    is_open = any(m == method and p.match(path) for m, p in OPEN_ROUTES)
+    return authorization is not None or not is_open
 
 
 def body_limit(settings: ServiceSettings, method: str, path: str) -> int:
@@ -100,7 +115,7 @@ class RequestGuard:
         headers = Headers(scope=scope)
         limit = body_limit(self.ctx.settings, scope["method"], scope["path"])
         try:
-            if scope["path"].startswith("/v1/"):
+            if needs_key(scope["method"], scope["path"], headers.get("authorization")):
                 address = scope["client"][0] if scope.get("client") else "unknown"
                 key = await run_in_threadpool(authenticate, self.ctx, headers.get("authorization"), address)
                 scope.setdefault("state", {})["api_key"] = key

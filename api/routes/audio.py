@@ -64,6 +64,7 @@ def audio_ticket(job: OwnedJob, key: ContentKey, ctx: Ctx, request: Request) -> 
 
 
 def _audio_job(
+    request: Request,
     ctx: Ctx,
     job_id: Annotated[str, Path(max_length=80)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -79,7 +80,7 @@ def _audio_job(
             raise ApiError(401, "invalid_key", "the API key that asked for this link was revoked")
         team = grant["team"]
     else:
-        key = current_key(ctx, credentials)
+        key = current_key(request, credentials)
         if "content" not in key.scopes:
             scopes = ", ".join(key.scopes)
             raise ApiError(403, "forbidden", f"this key has scopes {scopes}; this needs content")

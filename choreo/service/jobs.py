@@ -110,14 +110,22 @@ def get_job(ctx: ServiceContext, job_id: str, *, team: str | None = None) -> Job
 
 
 def update_job(
-    ctx: ServiceContext, job_id: str, change: Callable[[JobRecord], bool], *, persist: bool = True
+    ctx: ServiceContext,
+    job_id: str,
+    change: Callable[[JobRecord], bool],
+    *,
+    persist: bool | Callable[[], bool] = True,
 ) -> JobRecord | None:
     """Apply ``change`` to the job atomically; ``change`` returns False to leave it as it is.
 
     Returns the job as it is afterwards (None if it no longer exists). With
-    ``persist``, a changed job is also written to storage.
+    ``persist`` (or when it is a callable that says so after ``change``), the
+    changed job is written to storage *before* the index: the record is never
+    behind Redis. A writer that loses the race to another after writing
+    storage puts the winner's version back, so storage always ends as Redis.
     """
     key = ctx.key("job", job_id)
+    wrote_storage = False
     while True:
         with ctx.redis.pipeline() as pipe:
             try:
@@ -128,14 +136,17 @@ def update_job(
                 job = JobRecord.model_validate_json(raw)
                 if not change(job):
                     pipe.unwatch()
+                    if wrote_storage:
+                        save_job(ctx, job)
                     return job
+                if persist() if callable(persist) else persist:
+                    save_job(ctx, job)
+                    wrote_storage = True
                 pipe.multi()
                 _index_commands(ctx, pipe, job)
                 pipe.execute()
             except redis.WatchError:
                 continue
-        if persist:
-            save_job(ctx, job)
         return job
 
 
@@ -173,10 +184,7 @@ def advance_job(
             job.error_code, job.error_message = error_code, error_message
         return state_changed or progress is not None
 
-    job = update_job(ctx, job_id, change, persist=False)
-    if job is not None and state_changed:
-        save_job(ctx, job)
-    return job
+    return update_job(ctx, job_id, change, persist=lambda: state_changed)
 
 
 def end_job(

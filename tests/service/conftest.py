@@ -51,6 +51,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
         env={
             "CHOREO_MAX_UPLOAD_BYTES": str(MAX_UPLOAD_BYTES),
             "CHOREO_CALLBACK_ALLOW_LOOPBACK": "true",
+            # Every test shares one client address; the limit's own test uses an address of its own.
+            "CHOREO_AUTH_FAILURES_PER_MINUTE": "120",
             "CHOREO_TASK_MAX_RETRIES": "3",
             "CHOREO_ENGINE_THREADS": "1",
             "OMP_NUM_THREADS": "1",
