@@ -47,13 +47,21 @@ CHUNKS = (16, 64, 128)
 
 
 def _inputs(spec: ModelSpec, batch: int, frames: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    style = np.zeros((batch, frames, len(spec.styles)), np.float32)
-    style[np.arange(batch), :, rng.integers(0, len(spec.styles), batch)] = 1.0
-    return {
-        "music": rng.standard_normal((batch, frames, spec.feature_dim)).astype(np.float32),
-        "style": style,
-        "latent": rng.standard_normal((batch, frames, spec.latent_dim)).astype(np.float32),
-    }
+    """Random inputs of the model's widths: a one-hot style, a guide near a standing pose, junction times."""
+    out = {}
+    for name, width in spec.input_widths.items():
+        if name == "style":
+            value = np.zeros((batch, frames, width), np.float32)
+            value[np.arange(batch), :, rng.integers(0, width, batch)] = 1.0
+        elif name == "guide":
+            value = 0.3 * rng.standard_normal((batch, frames, width))
+            value[..., 73] += 0.9
+        elif name == "junction":
+            value = rng.uniform(0.0, 2.0, (batch, frames, width))
+        else:
+            value = rng.standard_normal((batch, frames, width))
+        out[name] = value.astype(np.float32)
+    return out
 
 
 def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:

@@ -221,7 +221,8 @@ class DanceNet(nn.Module):
         guide, guide_xz, junction : normalised guide features ``[B, T, P]``, the
             guide's root floor position ``[B, T, 2]`` and the junction features ``[B, T, 2]``
         state : as from :meth:`initial_state` or a previous chunk
-        teacher : as in :meth:`forward`
+        teacher : as in :meth:`forward`, or with ``use`` a ``[B, T]`` bool tensor
+            (each window its own teacher-forced frames)
 
         Returns
         -------
@@ -234,7 +235,10 @@ class DanceNet(nn.Module):
         cur = {n: state[n] for n in STATE_ORDER if n in state and n != "latent"}
         zs = []
         for t in range(music.shape[1]):
-            if teacher is not None and teacher[1][t]:
+            if teacher is not None and isinstance(teacher[1], torch.Tensor):
+                fed = torch.where(teacher[1][:, t, None], teacher[0][:, t], cur["pose"])
+                cur = {**cur, "pose": fed}
+            elif teacher is not None and teacher[1][t]:
                 cur = {**cur, "pose": teacher[0][:, t].contiguous()}
             cur = self.guided_step(g1x[:, t], guide[:, t], cur)
             zs.append(cur["pose"])

@@ -8,6 +8,11 @@ auto-conditioned LSTMs: after a teacher-forced burn-in, the model is fed its
 own output for stretches that grow from a few frames to whole windows, with
 short ground-truth stretches between them (noisy, to teach recovery).
 
+A guided model (``model.guided``) is trained instead as learned
+inertialization over made junctions (:mod:`choreo.model.inertialization`):
+no posterior (the latent comes from the prior), one junction per window,
+losses only against the real motion after it.
+
 Outputs in ``out_dir``: ``checkpoint.pt`` (resumable), ``weights.npz`` and
 ``config.json`` (what :func:`choreo.model.export.export_onnx` needs, no torch),
 ``log.jsonl`` (one row per logged step and per evaluation) and
@@ -29,8 +34,9 @@ import torch
 
 from choreo.errors import ParameterError
 from choreo.files import atomic_path
-from choreo.model.config import ModelConfig
+from choreo.model.config import GUIDE_FEATURES, ModelConfig
 from choreo.model.data import DanceSet, load_split, normalisation_stats
+from choreo.model.inertialization import inertialization_losses, make_junctions
 from choreo.model.losses import ForwardKinematics, dance_losses, rotate_heading, world_joints
 from choreo.model.network import DanceNet, PosteriorEncoder, soft_clamp
 
@@ -47,6 +53,10 @@ class TrainConfig:
     ``init_from``: a checkpoint whose network (and posterior) weights start the run.
     ``compile_step``: on a GPU, compile the one-frame step with ``torch.compile``
     (falls back to eager execution if compiling fails).
+    ``junction_min``/``junction_max``/``ramp_frames``/``correction_std_m``/``w_acc``:
+    the guided model's made junctions (frame range in the window), how many frames
+    after a junction its positions are weighted in over, the scale of its root
+    correction, and the weight of its acceleration loss.
     ``time_budget_s``: if set, the number of steps is fitted to this budget after
     timing steps 10 to 40 (the fitted number is what the saved config records,
     so a rerun with that config repeats the run).
@@ -79,6 +89,11 @@ class TrainConfig:
     checkpoint_every: int = 250
     eval_batch: int = 64
     eval_rollout_frames: int = 1800
+    junction_min: int = 12
+    junction_max: int = 48
+    ramp_frames: int = 10
+    correction_std_m: float = 0.02
+    w_acc: float = 0.02
     time_budget_s: float | None = None
     device: str = "auto"
     compile_step: bool = True
@@ -373,6 +388,101 @@ class _Run:
         }
 
 
+class _GuidedRun(_Run):
+    """The guided model's run: learned inertialization over made junctions, latent from the prior."""
+
+    def __init__(self, cfg: TrainConfig, stats: dict[str, np.ndarray], device: torch.device) -> None:
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.device = device
+        self.net = DanceNet(cfg.model).to(device)
+        self.net.set_stats(stats)
+        self.posterior = torch.nn.Module()
+        self.fk = ForwardKinematics().to(device)
+        self.params = list(self.net.parameters())
+        self.opt = torch.optim.Adam(self.params, lr=cfg.lr)
+        self.eager_step = self.net.guided_step
+        self.compiled = False
+        if cfg.compile_step and device.type == "cuda":
+            self.net.guided_step = torch.compile(self.net.guided_step, dynamic=False)
+            self.compiled = True
+
+    def uncompile(self, reason: BaseException) -> None:
+        print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
+        self.net.guided_step = self.eager_step
+        self.compiled = False
+
+    def guided_rollout(
+        self,
+        b: dict[str, torch.Tensor],
+        rng: np.random.Generator,
+        music_noise: float,
+        gen: torch.Generator | None = None,
+    ):
+        cfg = self.cfg
+        w = make_junctions(
+            self.net,
+            b["feats"],
+            b["root"],
+            rng,
+            junction_range=(cfg.junction_min, min(cfg.junction_max, cfg.window - 2 * cfg.ramp_frames)),
+            ramp_frames=cfg.ramp_frames,
+            start_prob=cfg.seq_start_prob,
+            fps=cfg.model.native_fps,
+        )
+        music = b["music"] + music_noise * torch.randn_like(b["music"]) * self.net.music_std
+        batch, frames = music.shape[:2]
+        if gen is None:
+            latent = torch.randn(batch, frames, cfg.model.latent_dim, device=self.device)
+        else:
+            latent = torch.randn(batch, frames, cfg.model.latent_dim, generator=gen).to(self.device)
+        use = torch.arange(frames, device=self.device)[None] <= w.first[:, None]
+        state = self.net.initial_state(batch, self.device)
+        z, root, _ = self.net.perform(music, w.guide, w.guide_xz, w.junction, latent, state, (w.teacher, use))
+        return w, z, root
+
+    def guided_total(self, parts: dict[str, torch.Tensor]) -> torch.Tensor:
+        c = self.cfg
+        return (
+            c.w_feat * parts["feat"]
+            + c.w_pos * parts["pos"]
+            + c.w_root * parts["root"]
+            + c.w_vel * parts["vel"]
+            + c.w_acc * parts["acc"]
+            + c.w_skate * parts["skate"]
+        )
+
+    def train_step(self, b, step: int, rng: np.random.Generator) -> dict[str, float]:
+        cfg = self.cfg
+        w, z, root = self.guided_rollout(b, rng, cfg.music_noise)
+        parts = inertialization_losses(self.fk, self.net, w, z, root, cfg.model.native_fps)
+        loss = self.guided_total(parts)
+        for group in self.opt.param_groups:
+            group["lr"] = _lr_at(step, cfg)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
+        self.opt.step()
+        out = {k: float(v.detach()) for k, v in parts.items()}
+        out.update(loss=float(loss.detach()), grad_norm=float(grad), lr=_lr_at(step, cfg))
+        return out
+
+    @torch.no_grad()
+    def evaluate(self, val: _Split) -> dict[str, float]:
+        """Losses on fixed validation windows with fixed junctions."""
+        compiled_step, self.net.guided_step = self.net.guided_step, self.eager_step
+        try:
+            gen = torch.Generator().manual_seed(12345)
+            n = min(self.cfg.eval_batch, len(val.starts))
+            pick = torch.linspace(0, len(val.starts) - 1, n).long().to(val.device)
+            b = val.windows(val.starts[pick], torch.rand(n, generator=gen).to(val.device) * 2 * math.pi)
+            w, z, root = self.guided_rollout(b, np.random.default_rng(12345), 0.0, gen)
+            parts = inertialization_losses(self.fk, self.net, w, z, root, self.cfg.model.native_fps)
+            return {f"val_{k}": float(v) for k, v in parts.items()}
+        finally:
+            self.net.guided_step = compiled_step
+
+
 def _save_checkpoint(
     path: Path, run: _Run, step: int, gen: torch.Generator, rng, elapsed_s: float, stats
 ) -> None:
@@ -447,7 +557,10 @@ def train(
         stats = state["stats"]
     else:
         stats = normalisation_stats(train_set)
-    run = _Run(cfg, stats, device)
+        if cfg.model.guided:  # the last two pose features are the root correction, not a velocity
+            stats["pose_mean"][GUIDE_FEATURES:] = 0.0
+            stats["pose_std"][GUIDE_FEATURES:] = cfg.correction_std_m
+    run = (_GuidedRun if cfg.model.guided else _Run)(cfg, stats, device)
     if state is None and cfg.init_from:
         init = torch.load(cfg.init_from, map_location=device, weights_only=False)
         run.net.load_state_dict(init["net"])

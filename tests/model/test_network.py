@@ -216,3 +216,26 @@ def test_the_untrained_guided_model_performs_its_guide(tmp_path, rng: np.random.
 def test_a_guided_model_refuses_a_style() -> None:
     with pytest.raises(ParameterError, match="no style"):
         ModelConfig(guided=True)
+
+
+def test_guided_training_is_seeded_resumable_learns_and_exports(tmp_path) -> None:
+    """Learned inertialization: seeded, resumable, the junction error falls, the export runs."""
+    import dataclasses
+
+    splits = (random_split(0, n_sequences=3, min_frames=80, max_frames=100), random_split(1, 2, 80, 100))
+    cfg = dataclasses.replace(
+        _tiny_config(6), window=64, junction_min=8, junction_max=20, lr=3e-3, model=GUIDED
+    )
+    a = train(tmp_path / "x", tmp_path / "a", cfg, progress=False, splits=splits)
+    train(tmp_path / "x", tmp_path / "c", cfg, progress=False, splits=splits, stop_at_step=3)
+    train(tmp_path / "x", tmp_path / "c", cfg, progress=False, splits=splits)
+    with np.load(tmp_path / "a" / "weights.npz") as wa, np.load(tmp_path / "c" / "weights.npz") as wc:
+        for name in wa.files:
+            np.testing.assert_allclose(wa[name], wc[name], atol=1e-6)
+        assert np.abs(wa["out_w"]).max() > 0, "the correction layer starts at zero and must learn"
+    rows = [json.loads(line) for line in (tmp_path / "a" / "log.jsonl").read_text().splitlines()]
+    evals = [r for r in rows if "val_vel" in r]
+    assert evals[-1]["val_vel"] < evals[0]["val_vel"], "the velocity error across the junctions must fall"
+    assert {"val_vel", "val_acc", "val_dev_cm"} <= set(a["final_eval"])
+    spec = export_run(tmp_path / "a", tmp_path / "a.onnx", version="9.9.9")
+    assert spec.input_widths == dict(GUIDED.inputs) and spec.trained
