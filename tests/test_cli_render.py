@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from sheet_checks import figure_above, sheet_panels
 
 from choreo.cli.main import main
 from choreo.motion import joint_positions
@@ -40,8 +41,11 @@ def test_render_demo_song(tmp_path: Path, capsys: pytest.CaptureFixture[str], fp
     assert summary["fps"] == fps
     assert len(summary["song_sha256"]) == 64 and summary["seed"] == 0
     assert summary["model_version"]
-    assert summary["data_credits"] or not summary["model_trained"], "a trained model must credit its data"
-    assert (tmp_path / f"{stem}.png").stat().st_size > 10_000
+    assert summary["model_trained"] is True, "the shipped model is the trained one"
+    assert any("mocap.cs.cmu.edu" in credit for credit in summary["data_credits"])
+    panels = sheet_panels(tmp_path / f"{stem}.png")
+    assert len(panels) == 16  # the sheet's most poses, spread over the song's many beats
+    assert all(figure_above(tmp_path / f"{stem}.png", c) for c in panels)
 
     motion = read_bvh_motion(tmp_path / f"{stem}.bvh")
     assert motion.n_frames == summary["frames"] and motion.fps == pytest.approx(fps)
@@ -76,34 +80,44 @@ def test_bvh_is_read_by_assimp(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert all(name in info for name in ("pelvis", "left_wrist", "right_foot"))
 
 
-def _bad_inputs(folder: Path) -> dict[str, Path]:
+def _bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
+    """Songs that cannot be danced, each with the error code it must fail with."""
     sr = 22050
     files = {
-        "corrupt": folder / "corrupt.ogg",
-        "text": folder / "notes.mp3",
-        "unsupported": folder / "song.xyz",
-        "silent": folder / "silent.wav",
-        "short": folder / "short.wav",
-        "empty": folder / "empty.wav",
+        "corrupt": (folder / "corrupt.ogg", "corrupt_audio"),
+        "text": (folder / "notes.mp3", "corrupt_audio"),
+        "unsupported": (folder / "song.xyz", "unsupported_format"),
+        "silent": (folder / "quiet.wav", "silent"),
+        "short": (folder / "half_second.wav", "too_short"),
+        "empty": (folder / "empty.wav", "too_short"),
     }
-    files["corrupt"].write_bytes(DEMO_SONG.read_bytes()[:2000] + b"\0" * 5000)
-    files["text"].write_text("not audio at all\n")
-    files["unsupported"].write_bytes(b"\x00\x01" * 4000)
-    sf.write(files["silent"], np.zeros(sr * 5, dtype=np.float32), sr)
-    sf.write(files["short"], np.random.default_rng(0).normal(size=sr // 2).astype(np.float32) * 0.3, sr)
-    sf.write(files["empty"], np.zeros(0, dtype=np.float32), sr)
+    files["corrupt"][0].write_bytes(DEMO_SONG.read_bytes()[:2000] + b"\0" * 5000)
+    files["text"][0].write_text("not audio at all\n")
+    files["unsupported"][0].write_bytes(b"\x00\x01" * 4000)
+    sf.write(files["silent"][0], np.zeros(sr * 5, dtype=np.float32), sr)
+    sf.write(files["short"][0], np.random.default_rng(0).normal(size=sr // 2).astype(np.float32) * 0.3, sr)
+    sf.write(files["empty"][0], np.zeros(0, dtype=np.float32), sr)
     return files
+
+
+def _failure_line(output: str, path: Path) -> str:
+    line = next((ln for ln in output.splitlines() if ln.startswith(f"FAILED {path}: ")), None)
+    assert line is not None, f"no failure line for {path.name} in:\n{output}"
+    return line
 
 
 def test_bad_songs_fail_alone_and_say_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = _bad_inputs(tmp_path)
     out = tmp_path / "out"
-    code, output = _render([*map(str, bad.values()), str(DEMO_SONG), "-o", str(out)], capsys)
-    assert code != 0
-    for path in bad.values():
-        line = next((ln for ln in output.splitlines() if ln.startswith(f"FAILED {path}")), None)
-        assert line is not None, f"no failure line for {path.name} in:\n{output}"
-    assert "silent" in output and "short" in output
+    songs = [str(path) for path, _ in bad.values()]
+    code, output = _render([*songs, str(DEMO_SONG), "-o", str(out)], capsys)
+    assert code == 1, output  # the README: failed songs give exit status 1
+    for path, error_code in bad.values():
+        assert _failure_line(output, path).endswith(f" [{error_code}]")
+    assert "silent: the loudest sample is" in _failure_line(output, bad["silent"][0])
+    assert "too short: 0.50 s" in _failure_line(output, bad["short"][0])
+    assert f"{len(bad)} of {len(bad) + 1} songs failed" in output
+    assert sorted(p.name for p in out.iterdir() if p.stem != DEMO_SONG.stem) == [], "a bad song left files"
     assert (out / f"{DEMO_SONG.stem}.bvh").exists(), "the good song was not rendered"
 
 
@@ -118,7 +132,10 @@ def test_too_long_song_is_refused_before_decoding(
         code, output = _render([str(DEMO_SONG), "-o", str(tmp_path)], capsys)
     finally:
         get_settings.cache_clear()
-    assert code != 0 and "too_long" in output and DEMO_SONG.name in output
+    assert code == 1
+    line = _failure_line(output, DEMO_SONG)
+    assert line.endswith(" [too_long]") and "the maximum is 30" in line
+    assert not tmp_path.joinpath(f"{DEMO_SONG.stem}.bvh").exists()
 
 
 @pytest.mark.parametrize(
@@ -134,6 +151,7 @@ def test_bad_options_exit_non_zero_with_the_reason(
 ) -> None:
     code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), *option], capsys)
     assert code == 2 and message in output
+    assert list(tmp_path.iterdir()) == [], "a refused option still wrote files"
 
 
 def test_console_script_runs(tmp_path: Path) -> None:

@@ -7,12 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from scipy import ndimage
+from sheet_checks import figure_above, sheet_panels
 
 from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
 from choreo.preview import contact_sheet_frames, write_animation, write_contact_sheet
-
-_FLOOR_RGB = np.array([0x2D, 0xA4, 0x4E])  # the sheet's floor colour, drawn once per panel
 
 
 def _waving(n: int = 90, fps: int = 30) -> Motion:
@@ -22,29 +20,6 @@ def _waving(n: int = 90, fps: int = 30) -> Motion:
     return Motion(fps=fps, root_translation=root, rotations=rotations)
 
 
-def _panels(path: Path) -> list[tuple[int, int]]:
-    """The (row, column) pixel centres of the floor lines in the PNG, top to bottom, left to right."""
-    with Image.open(path) as image:
-        assert image.format == "PNG"
-        pixels = np.asarray(image.convert("RGB"), dtype=int)
-    floor = np.abs(pixels - _FLOOR_RGB).max(axis=-1) < 40
-    labels, count = ndimage.label(floor)
-    boxes = ndimage.find_objects(labels)
-    centres = [((b[0].start + b[0].stop) // 2, (b[1].start + b[1].stop) // 2) for b in boxes]
-    # A floor line is long and thin; anything else of that colour would be a bug.
-    assert all(b[1].stop - b[1].start > 5 * (b[0].stop - b[0].start) for b in boxes)
-    return sorted(centres)
-
-
-def _figure_above(path: Path, centre: tuple[int, int]) -> bool:
-    """Whether dark or limb-coloured pixels stand above the floor line at ``centre``."""
-    with Image.open(path) as image:
-        pixels = np.asarray(image.convert("RGB"), dtype=int)
-    row, col = centre
-    above = pixels[max(row - 120, 0) : row - 3, col - 20 : col + 20]
-    return bool(np.any(above.min(axis=-1) < 120))
-
-
 @pytest.mark.parametrize(("beats", "panels"), [(4, 4), (11, 11), (40, 16), (0, 16)])
 def test_contact_sheet_draws_one_panel_per_beat_up_to_sixteen(
     tmp_path: Path, beats: int, panels: int
@@ -52,11 +27,11 @@ def test_contact_sheet_draws_one_panel_per_beat_up_to_sixteen(
     motion = _waving()
     times = np.linspace(0.1, 2.9, beats)
     path = write_contact_sheet(motion, times, tmp_path / "sheet.png")
-    centres = _panels(path)
+    centres = sheet_panels(path)
     assert len(centres) == panels
     rows = sorted({r for r, _ in centres})
     assert len(rows) == int(np.ceil(panels / 8))  # rows of eight
-    assert all(_figure_above(path, c) for c in centres)
+    assert all(figure_above(path, c) for c in centres)
 
 
 def test_contact_sheet_with_side_views_doubles_the_panel_rows(tmp_path: Path) -> None:
@@ -64,7 +39,7 @@ def test_contact_sheet_with_side_views_doubles_the_panel_rows(tmp_path: Path) ->
     path = write_contact_sheet(
         motion, np.array([0.5, 1.0, 1.5]), tmp_path / "sheet.png", side_view=True, height_plot=True
     )
-    centres = _panels(path)
+    centres = sheet_panels(path)
     assert len(centres) == 6
     assert len({r for r, _ in centres}) == 2  # front row above side row
     with Image.open(path) as image:

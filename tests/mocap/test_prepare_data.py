@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sheet_checks import figure_above, sheet_panels
 
 from choreo.cli.main import main
 from choreo.mocap.dataset import CMU_CREDIT, HELD_OUT_CLIPS, HELD_OUT_SONGS
@@ -112,7 +113,10 @@ def test_reference_motions_at_30_and_60_fps(small_dataset: Path) -> None:
             m = min(n30, n60 // 2) - 2
             shift = int(round(-t0 * 60))
             np.testing.assert_allclose(a60[shift : shift + 2 * m : 2, 72:], a30[:m, 72:], atol=0.02)
-    assert (small_dataset / "contact_sheets" / "05_20.png").stat().st_size > 10_000
+    sheet = small_dataset / "contact_sheets" / "05_20.png"
+    panels = sheet_panels(sheet)
+    assert len(panels) == 16 and len({row for row, _ in panels}) == 2  # 8 poses, front above side
+    assert all(figure_above(sheet, c) for c in panels)
 
 
 def test_missing_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
