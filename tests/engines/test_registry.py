@@ -8,7 +8,7 @@ from engine_testkit import make_inputs
 from pydantic import ValidationError
 
 from choreo.errors import EngineError
-from engines.registry import BACKENDS, backend_status, choose_backend, load_engine
+from engines.registry import BACKENDS, Backend, choose_backend, load_engine
 from engines.settings import EngineSettings
 
 
@@ -16,10 +16,39 @@ def test_backends_are_ordered_fastest_first():
     assert list(BACKENDS) == ["tensorrt", "torch-cuda", "onnxruntime"]
 
 
-def test_auto_takes_the_first_backend_that_can_run():
-    status = backend_status()
-    first = next(name for name, reason in status.items() if reason is None)
-    assert choose_backend(EngineSettings(backend="auto")) == first
+def _with_probes(monkeypatch: pytest.MonkeyPatch, reasons: dict[str, str | None]) -> None:
+    """Make each backend's probe answer ``reasons[name]`` (None: it can run), keeping its loader."""
+    for name, reason in reasons.items():
+        backend = BACKENDS[name]
+        monkeypatch.setitem(BACKENDS, name, Backend(name, lambda reason=reason: reason, backend.load))
+
+
+@pytest.mark.parametrize(
+    ("tensorrt", "torch_cuda", "expected"),
+    [
+        (None, None, "tensorrt"),
+        ("no CUDA device found", None, "torch-cuda"),
+        (None, "torch sees no CUDA device", "tensorrt"),
+        ("no CUDA device found", "torch sees no CUDA device", "onnxruntime"),
+    ],
+)
+def test_auto_takes_the_fastest_backend_that_can_run(monkeypatch, tensorrt, torch_cuda, expected):
+    _with_probes(monkeypatch, {"tensorrt": tensorrt, "torch-cuda": torch_cuda, "onnxruntime": None})
+    assert choose_backend(EngineSettings(backend="auto")) == expected
+
+
+def test_auto_with_no_backend_names_every_reason(monkeypatch):
+    reasons = {"tensorrt": "no TensorRT", "torch-cuda": "no torch", "onnxruntime": "no onnxruntime"}
+    _with_probes(monkeypatch, reasons)
+    with pytest.raises(EngineError, match="no engine backend can run here") as caught:
+        choose_backend(EngineSettings(backend="auto"))
+    assert all(reason in str(caught.value) for reason in reasons.values())
+
+
+def test_auto_on_a_host_without_a_gpu_is_onnxruntime():
+    if BACKENDS["tensorrt"].probe() is None or BACKENDS["torch-cuda"].probe() is None:
+        pytest.skip("this host has a GPU backend")
+    assert choose_backend(EngineSettings(backend="auto")) == "onnxruntime"
 
 
 def test_backend_is_read_from_the_environment(monkeypatch):
@@ -40,8 +69,9 @@ def test_asking_for_a_backend_that_cannot_run_says_why(name):
     reason = BACKENDS[name].probe()
     if reason is None:
         pytest.skip(f"{name} can run on this machine")
-    with pytest.raises(EngineError, match=f"{name}.*cannot run"):
+    with pytest.raises(EngineError, match=f"{name}.*cannot run") as caught:
         choose_backend(EngineSettings(backend=name))
+    assert reason in str(caught.value)
 
 
 def test_unknown_profile_is_refused():
