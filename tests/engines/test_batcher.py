@@ -131,9 +131,16 @@ def test_closed_batcher_refuses_work(ort_engine, rng):
         batcher.submit(_song(ort_engine, 20, rng))
 
 
-@pytest.mark.parametrize("kwargs", [{"max_batch": 0}, {"chunk_frames": 8}, {"chunk_frames": 129}])
-def test_bad_settings_are_refused(ort_engine, kwargs):
-    with pytest.raises(ParameterError):
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_batch": 0}, "max_batch must be at least 1, got 0"),
+        ({"chunk_frames": 8}, "chunk_frames must be from 16 to 128, got 8"),
+        ({"chunk_frames": 129}, "chunk_frames must be from 16 to 128, got 129"),
+    ],
+)
+def test_bad_settings_are_refused(ort_engine, kwargs, message):
+    with pytest.raises(ParameterError, match=message):
         SequenceBatcher(ort_engine, **kwargs)
 
 
@@ -168,10 +175,26 @@ def test_batcher_keeps_torch_state_on_its_device(tiny_model, rng):
         np.testing.assert_allclose(poses, SingleSongRunner(engine, 16).run_song(song), atol=1e-5)
 
 
-def test_warm_up_runs_every_batch_bucket(ort_engine, rng):
-    with SequenceBatcher(ort_engine, max_batch=5, chunk_frames=16) as batcher:
+class _CountingEngine(OnnxRuntimeEngine):
+    """The ONNX Runtime engine, recording the (batch, frames) of every call it runs."""
+
+    def __init__(self, path):
+        super().__init__(path, threads=1)
+        self.calls: list[tuple[int, int]] = []
+
+    def run(self, inputs, state):
+        self.calls.append(inputs["music"].shape[:2])
+        return super().run(inputs, state)
+
+
+def test_warm_up_runs_every_batch_bucket_once(tiny_model, rng):
+    engine = _CountingEngine(tiny_model)
+    with SequenceBatcher(engine, max_batch=5, chunk_frames=16) as batcher:
+        assert engine.calls == []
         batcher.warm_up()
-        song = _song(ort_engine, 40, rng)
+        assert engine.calls == [(1, 16), (2, 16), (4, 16), (5, 16)]  # powers of two, then max_batch
+        assert batcher.stats.calls == 0, "warm-up calls are not serving calls"
+        song = _song(engine, 40, rng)
         np.testing.assert_allclose(
-            batcher.run_song(song, timeout_s=30), SingleSongRunner(ort_engine, 16).run_song(song), atol=1e-5
+            batcher.run_song(song, timeout_s=30), SingleSongRunner(engine, 16).run_song(song), atol=1e-5
         )

@@ -24,7 +24,7 @@ def shipped():
 
 def test_batch_buckets_are_powers_of_two():
     assert [batch_bucket(b) for b in (1, 2, 3, 8, 9, 64, 65, 256)] == [1, 2, 4, 8, 16, 64, 128, 256]
-    with pytest.raises(EngineError):
+    with pytest.raises(EngineError, match="batch must be at least 1, got 0"):
         batch_bucket(0)
 
 

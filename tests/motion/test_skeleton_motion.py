@@ -36,15 +36,21 @@ def test_motion_array_round_trip(rng: np.random.Generator) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "message"),
     [
-        {"fps": 0, "root_translation": np.zeros((2, 3)), "rotations": np.zeros((2, 24, 3))},
-        {"fps": 30, "root_translation": np.zeros((2, 2)), "rotations": np.zeros((2, 24, 3))},
-        {"fps": 30, "root_translation": np.zeros((2, 3)), "rotations": np.zeros((3, 24, 3))},
+        ({"fps": 0, "root_translation": np.zeros((2, 3)), "rotations": np.zeros((2, 24, 3))}, "fps must be"),
+        (
+            {"fps": 30, "root_translation": np.zeros((2, 2)), "rotations": np.zeros((2, 24, 3))},
+            r"root_translation must be \[frames, 3\], got \(2, 2\)",
+        ),
+        (
+            {"fps": 30, "root_translation": np.zeros((2, 3)), "rotations": np.zeros((3, 24, 3))},
+            r"rotations must be \(2, 24, 3\), got \(3, 24, 3\)",
+        ),
     ],
 )
-def test_motion_rejects_bad_shapes(kwargs: dict) -> None:
-    with pytest.raises(ParameterError):
+def test_motion_rejects_bad_shapes(kwargs: dict, message: str) -> None:
+    with pytest.raises(ParameterError, match=message):
         Motion(**kwargs)
 
 
