@@ -124,7 +124,13 @@ def test_eval_goes_on_past_a_bad_song(tmp_path: Path, capsys: pytest.CaptureFixt
     code = main(["eval", str(broken), "--json", str(out), "--reference", str(reference)])
     err = capsys.readouterr().err
     assert code == 1
-    assert "broken.ogg" in err and "missing_song.ogg" in err
+    assert f"FAILED {broken}: " in err and "[corrupt_audio]" in err
+    assert "reference clip clip_a not scored: song 'missing_song.ogg'" in err
     report = json.loads(out.read_text())
     assert report["songs"] == [] and report["reference"] == []
-    assert len(report["failures"]) == 3
+    failures = [(f["song"], f.get("clip"), f["code"]) for f in report["failures"]]
+    assert failures == [
+        (str(broken), None, "corrupt_audio"),
+        ("missing_song.ogg", "clip_a", "bad_parameter"),
+        ("missing_song.ogg", "clip_b", "bad_parameter"),
+    ]

@@ -32,7 +32,7 @@ def test_pose_frozen_after_the_first_minute_has_freeze_ratio_zero() -> None:
 
 def test_songs_under_two_minutes_have_no_freeze_ratio() -> None:
     assert freeze_ratio(_swaying(119.0), fps=FPS) is None
-    assert freeze_ratio(_swaying(120.0), fps=FPS) is not None
+    assert freeze_ratio(_swaying(120.0), fps=FPS) == pytest.approx(1.0, abs=1e-6)  # as lively late as early
     with pytest.raises(ParameterError, match="window_s"):
         freeze_ratio(_swaying(130.0), fps=FPS, window_s=0.0)
 

@@ -46,8 +46,8 @@ def test_metadata_describes_the_contract(engine: OnnxRuntimeEngine) -> None:
     assert list(spec.state_shapes) == ["h1", "c1", "h2", "c2", "pose", "root", "latent"]
     assert spec.state_shapes["pose"] == (POSE_DIM,)
     assert spec.state_shapes["latent"] == (spec.latent_dim,)
-    if spec.trained:
-        assert any("mocap.cs.cmu.edu" in line for line in spec.credits)
+    assert spec.trained, "the shipped model must be the trained one"
+    assert any("mocap.cs.cmu.edu" in line for line in spec.credits)
 
 
 def test_graph_names_match_the_contract() -> None:
