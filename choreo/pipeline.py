@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -26,11 +25,12 @@ from choreo.generate import song_inputs
 from choreo.generated import GeneratedMotion
 from choreo.motion import Motion
 from choreo.motion.resample import resample
+from choreo.options import DANCE_FORMATS, PREVIEW_FORMATS, RenderOptions
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
-from choreo.settings import SUPPORTED_FPS, Settings, get_settings
-from choreo.styles import AUTO, STYLES, resolve_style
+from choreo.settings import Settings, get_settings
+from choreo.styles import resolve_style
 from choreo.summary import DanceSummary
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
@@ -38,7 +38,6 @@ from exporters.provenance import Provenance
 
 __all__ = [
     "FORMATS",
-    "PREVIEW_FORMATS",
     "ExportedDance",
     "GeneratedMotion",
     "RenderOptions",
@@ -51,8 +50,6 @@ __all__ = [
     "prepare_song",
     "render_song",
 ]
-
-RIGS = ("smpl", "mixamo")
 
 
 def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
@@ -73,54 +70,10 @@ def _write_glb(motion: Motion, path: Path, options: RenderOptions, provenance: P
     write_glb(motion, path, rig=options.rig, provenance=provenance)
 
 
-FORMATS: dict[str, Callable[[Motion, Path, Any, Provenance], None]] = {
-    "bvh": _write_bvh,
-    "fbx": _write_fbx,
-    "glb": _write_glb,
-}
-"""Dance file formats by file extension, each with its writer."""
-
-PREVIEW_FORMATS = ("gif", "mp4")
-"""Animated stick-figure previews (the first seconds of the dance), to judge by eye."""
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """What to render: every option has the default a user gets when silent.
-
-    Raises
-    ------
-    ParameterError
-        On an unsupported fps, unknown format, style or rig, naming the value.
-    """
-
-    fps: int = 30
-    formats: tuple[str, ...] = ("bvh",)
-    seed: int = 0
-    style: str = AUTO
-    rig: str = "smpl"
-    units: str | None = None
-    in_place: bool = False
-
-    def __post_init__(self) -> None:
-        if self.fps not in SUPPORTED_FPS:
-            raise ParameterError(
-                f"unsupported fps {self.fps}; choose one of {', '.join(map(str, SUPPORTED_FPS))}"
-            )
-        known = (*FORMATS, *PREVIEW_FORMATS)
-        unknown = [f for f in self.formats if f not in known]
-        if unknown or not self.formats:
-            raise ParameterError(
-                f"unknown format {', '.join(unknown) or '(none)'}; choose from {', '.join(known)}"
-            )
-        if self.style != AUTO and self.style not in STYLES:
-            resolve_style(self.style)
-        if self.rig not in RIGS:
-            raise ParameterError(f"unknown rig {self.rig!r}; choose one of {', '.join(RIGS)}")
-        if self.units not in (None, "m", "cm"):
-            raise ParameterError(f"unknown units {self.units!r}; choose m or cm")
-        if not 0 <= self.seed < 2**63:
-            raise ParameterError(f"seed must be a non-negative integer below 2**63, got {self.seed}")
+FORMATS: dict[str, Callable[[Motion, Path, RenderOptions, Provenance], None]] = dict(
+    zip(DANCE_FORMATS, (_write_bvh, _write_fbx, _write_glb), strict=True)
+)
+"""Each dance format's writer, by file extension (:data:`choreo.options.DANCE_FORMATS`)."""
 
 
 @dataclass(frozen=True)
@@ -269,7 +222,7 @@ def export_dance(
         tempo_bpm=round(song.tempo_bpm, 3),
         beat_times=[round(float(t), 4) for t in song.beat_times],
         downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
-        options=asdict(options) | {"formats": list(options.formats)},
+        options=options.model_dump(mode="json"),
         files={kind: p.name for kind, p in files.items()},
     )
     return ExportedDance(files, summary)

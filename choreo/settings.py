@@ -13,10 +13,9 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["SUPPORTED_FPS", "Settings", "get_settings"]
+from choreo.options import DEFAULT_FPS
 
-SUPPORTED_FPS = (24, 25, 30, 50, 60)
-"""Frame rates a dance can be rendered at; the model runs at its native rate."""
+__all__ = ["Settings", "get_settings"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -31,7 +30,7 @@ class Settings(BaseSettings):
         description="ONNX model file the engines load.",
     )
     model_fps: int = Field(default=30, description="Frame rate the model generates at; others are resampled.")
-    default_fps: int = Field(default=30, description="Frame rate when none is asked for.")
+    default_fps: int = Field(default=DEFAULT_FPS, description="Frame rate when none is asked for.")
     default_seed: int = Field(default=0, description="Seed when none is given: same song, same dance.")
     default_style: str = Field(default="auto", description="Style when none is given.")
     max_duration_s: float = Field(default=1200.0, gt=0, description="Longest song accepted (20 minutes).")

@@ -22,7 +22,6 @@ from choreo.generated import GeneratedMotion
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
 from choreo.pipeline import (
-    RenderOptions,
     export_dance,
     finish_motion,
     generate_motion,
@@ -39,7 +38,6 @@ __all__ = [
     "finish",
     "generate",
     "prepare",
-    "render_options",
 ]
 
 SKIPPED = "skipped"
@@ -52,14 +50,6 @@ _CONTENT_TYPES = {
     "glb": "model/gltf-binary",
     "fbx": "application/octet-stream",
 }
-
-
-def render_options(job: JobRecord) -> RenderOptions:
-    """The pipeline's options for a job."""
-    o = job.options
-    return RenderOptions(
-        fps=o.fps, formats=tuple(o.formats), seed=o.seed, style=o.style, rig=o.rig, in_place=o.in_place
-    )
 
 
 def artifact_name(track_name: str) -> str:
@@ -87,7 +77,7 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
     with tempfile.TemporaryDirectory(prefix="choreo-prepare-") as tmp:
         song = Path(tmp) / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
-        features = prepare_song(song, render_options(job))
+        features = prepare_song(song, job.options)
         out = Path(tmp) / "features.npz"
         features.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "features.npz"))
@@ -106,7 +96,7 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
         features_path = tmp / "features.npz"
         ctx.storage.download_file(_work_key(job_id, "features.npz"), features_path)
         features = MusicFeatures.from_npz(features_path)
-        generated = generate_motion(batcher, features, render_options(job), song_sha256=job.track_sha256)
+        generated = generate_motion(batcher, features, job.options, song_sha256=job.track_sha256)
         out = tmp / "generated.npz"
         generated.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "generated.npz"))
@@ -124,7 +114,7 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
     if job is None:
         return SKIPPED, None
     advance_job(ctx, job_id, JobState.EXPORTING, progress=0.75)
-    options = render_options(job)
+    options = job.options
     name = artifact_name(job.track_name)
     with tempfile.TemporaryDirectory(prefix="choreo-finish-") as tmp_name:
         tmp = Path(tmp_name)

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.seeds < 1:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
-        RenderOptions(fps=args.fps, style=args.style)  # rejects a bad style before any work
+        RenderOptions.parse(fps=args.fps, style=args.style)  # rejects a bad style before any work
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
         centroids = _centroids(args.style_reference, args.fps) if args.style_reference else None
         pool = MusicPool(_pool_songs(args, reference), lambda song: _features(song, args.fps))

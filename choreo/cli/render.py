@@ -9,8 +9,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from choreo.errors import ChoreoError
-from choreo.pipeline import FORMATS, RenderOptions, load_runner, render_song
-from choreo.settings import SUPPORTED_FPS, get_settings
+from choreo.options import RIGS, SUPPORTED_FPS, RenderOptions
+from choreo.pipeline import load_runner, render_song
+from choreo.settings import get_settings
 from choreo.styles import AUTO, STYLES
 
 __all__ = ["register"]
@@ -26,13 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--fps", type=int, default=settings.default_fps, help=f"one of {SUPPORTED_FPS}")
     parser.add_argument(
-        "--formats", default="bvh", help=f"comma-separated, from {','.join(FORMATS)} (default: bvh)"
+        "--formats",
+        default="bvh",
+        help=f"comma-separated, from {','.join(RenderOptions.known_formats())} (default: bvh)",
     )
     parser.add_argument("--seed", type=int, default=settings.default_seed, help="same seed, same dance")
     parser.add_argument(
         "--style", default=settings.default_style, help=f"one of {', '.join((*STYLES, AUTO))}"
     )
-    parser.add_argument("--rig", default="smpl", help="joint naming of the files: smpl or mixamo")
+    parser.add_argument("--rig", default="smpl", help=f"joint naming of the files: {' or '.join(RIGS)}")
     parser.add_argument("--units", default=None, help="m or cm (default: the rig's, m for smpl)")
     parser.add_argument(
         "--in-place", action="store_true", help="remove horizontal root motion (for engines that drive it)"
@@ -43,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Render every song; a song that fails is reported and the others go on."""
     try:
-        options = RenderOptions(
+        options = RenderOptions.parse(
             fps=args.fps,
             formats=tuple(f.strip().lower() for f in args.formats.split(",") if f.strip()),
             seed=args.seed,

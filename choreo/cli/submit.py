@@ -8,7 +8,7 @@ from pathlib import Path
 
 from choreo.client import ChoreoClient
 from choreo.errors import ChoreoError
-from choreo.settings import SUPPORTED_FPS
+from choreo.options import DANCE_FORMATS, DEFAULT_FPS, SUPPORTED_FPS
 from choreo.styles import AUTO, STYLES
 
 __all__ = ["register"]
@@ -24,8 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("songs", nargs="+", type=Path, metavar="SONG", help="audio files to dance to")
     parser.add_argument("--wait", action="store_true", help="wait until every job has ended")
     parser.add_argument("-o", "--out", type=Path, default=None, metavar="DIR", help="download the files here")
-    parser.add_argument("--fps", type=int, default=30, help=f"one of {SUPPORTED_FPS}")
-    parser.add_argument("--formats", default="bvh", help="comma-separated: bvh, fbx, glb")
+    parser.add_argument("--fps", type=int, default=DEFAULT_FPS, help=f"one of {SUPPORTED_FPS}")
+    parser.add_argument("--formats", default="bvh", help=f"comma-separated: {', '.join(DANCE_FORMATS)}")
     parser.add_argument("--style", default=AUTO, help=f"one of {', '.join((*STYLES, AUTO))}")
     parser.add_argument("--seed", type=int, default=0, help="same seed, same dance")
     parser.add_argument("--priority", type=int, default=5, help="0-9, 9 runs first")

@@ -17,13 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from choreo.settings import SUPPORTED_FPS
-from choreo.styles import AUTO, STYLES
+from choreo.options import DANCE_FORMATS, RenderOptions
 
 __all__ = [
     "ACTIVE_STATES",
     "INTENSITY_LEVELS",
-    "JOB_FORMATS",
     "SCOPES",
     "TERMINAL_STATES",
     "ApiKeyRecord",
@@ -53,11 +51,6 @@ callback secret; operator: manage the keys of every team (the service's own staf
 
 INTENSITY_LEVELS = ("low", "medium", "high")
 
-JOB_FORMATS = ("bvh", "fbx", "glb")
-"""Dance formats a job may ask for (the workers' exporters decide which they can write)."""
-
-RIGS = ("smpl", "mixamo")
-
 
 class JobState(StrEnum):
     """Where a job is; the order of the first five is the order a job moves in."""
@@ -85,51 +78,21 @@ def now_s() -> float:
     return round(time.time(), 3)
 
 
-class JobOptions(BaseModel):
-    """How to render one song; every field has the default a silent caller gets."""
+class JobOptions(RenderOptions):
+    """How to render one song: the render options, narrowed to the dance formats a worker uploads.
 
-    model_config = {"extra": "forbid"}
+    What only the service has (priority, callback, force) is in the submit request beside them.
+    """
 
-    fps: int = Field(default=30, description=f"One of {SUPPORTED_FPS}.")
-    formats: list[str] = Field(default_factory=lambda: ["bvh"], min_length=1, max_length=3)
-    style: str = Field(default=AUTO, description=f"{AUTO} or one of {', '.join(STYLES)}.")
-    seed: int = Field(default=0, ge=0, lt=2**63, description="Same song, same seed, same dance.")
-    rig: str = Field(default="smpl", description="smpl or mixamo.")
-    in_place: bool = Field(default=False, description="Keep the dancer on the spot.")
-
-    @field_validator("fps")
     @classmethod
-    def _known_fps(cls, fps: int) -> int:
-        if fps not in SUPPORTED_FPS:
-            choices = ", ".join(map(str, SUPPORTED_FPS))
-            raise ValueError(f"fps {fps} is not supported; choose one of {choices}")
-        return fps
-
-    @field_validator("formats")
-    @classmethod
-    def _known_formats(cls, formats: list[str]) -> list[str]:
-        unknown = [f for f in formats if f not in JOB_FORMATS]
-        if unknown:
-            raise ValueError(f"unknown format {', '.join(unknown)}; choose from {', '.join(JOB_FORMATS)}")
-        return list(dict.fromkeys(formats))
-
-    @field_validator("style")
-    @classmethod
-    def _known_style(cls, style: str) -> str:
-        if style != AUTO and style not in STYLES:
-            raise ValueError(f"unknown style {style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
-        return style
-
-    @field_validator("rig")
-    @classmethod
-    def _known_rig(cls, rig: str) -> str:
-        if rig not in RIGS:
-            raise ValueError(f"unknown rig {rig!r}; choose one of {', '.join(RIGS)}")
-        return rig
+    def known_formats(cls) -> tuple[str, ...]:
+        return DANCE_FORMATS
 
     def fingerprint(self, track_sha256: str) -> str:
         """A digest of the track and every option that changes the output: the dedup key."""
-        canonical = self.model_dump() | {"formats": sorted(set(self.formats)), "track": track_sha256}
+        # Unset units are left out, so that requests made before units were an option keep their key.
+        canonical = self.model_dump(exclude={"units"} if self.units is None else set())
+        canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 

@@ -21,7 +21,7 @@ from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import EULER_ORDERS, aa_to_mat
-from choreo.settings import SUPPORTED_FPS
+from choreo.options import SUPPORTED_FPS
 from exporters.bvh import bvh_text, read_bvh_motion, write_bvh
 from exporters.provenance import Provenance
 from exporters.rigs import RIG_NAMES, get_rig, units_scale

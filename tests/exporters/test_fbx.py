@@ -20,7 +20,7 @@ from choreo.errors import ExportError, ParameterError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import euler_to_mat, quat_to_mat
-from choreo.settings import SUPPORTED_FPS
+from choreo.options import SUPPORTED_FPS
 from exporters.fbx import write_fbx
 from exporters.fbx.binary import CREATION_TIME, FILE_ID, decode_fbx, encode_fbx, read_fbx
 from exporters.fbx.nodes import FbxNode

@@ -100,7 +100,7 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
     runner = load_runner()
     for job in jobs:
         features = _features(stack, job.id)
-        alone = generate_motion(runner, features, steps.render_options(job), song_sha256=job.track_sha256)
+        alone = generate_motion(runner, features, job.options, song_sha256=job.track_sha256)
         stored = stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")
         batched = GeneratedMotion.from_npz(io.BytesIO(stored))
         # ONNX Runtime: the same chunks give the same engine calls, so the same bytes.

@@ -1,0 +1,132 @@
+"""``RenderOptions``: what to render, one validated model for the command line and the service.
+
+Every option has the default a silent caller gets. The choices are defined
+here once: frame rates, dance and preview formats, rigs and units. The
+service's job options (:class:`choreo.service.records.JobOptions`) are these
+options, narrowed to the formats a worker uploads.
+
+Validators raise :class:`~choreo.errors.ParameterError` (a ``ValueError``), so
+pydantic reports a bad field as a ``ValidationError`` naming it, which the API
+answers with a 422; :meth:`RenderOptions.parse` turns it into one
+``ParameterError`` line for the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from choreo.errors import ParameterError
+from choreo.styles import AUTO, STYLES
+from exporters.rigs import RIG_NAMES
+
+__all__ = [
+    "DANCE_FORMATS",
+    "DEFAULT_FPS",
+    "PREVIEW_FORMATS",
+    "RIGS",
+    "SUPPORTED_FPS",
+    "RenderOptions",
+]
+
+SUPPORTED_FPS = (24, 25, 30, 50, 60)
+"""Frame rates a dance can be rendered at; the model runs at its native rate and is resampled."""
+
+DEFAULT_FPS = 30
+"""The frame rate when none is asked for."""
+
+DANCE_FORMATS = ("bvh", "fbx", "glb")
+"""Dance file formats, by file extension."""
+
+PREVIEW_FORMATS = ("gif", "mp4")
+"""Animated stick-figure previews (the first seconds of the dance), to judge by eye."""
+
+RIGS = RIG_NAMES
+"""Joint naming of the written files."""
+
+
+class RenderOptions(BaseModel):
+    """What to render.
+
+    Parameters
+    ----------
+    fps : one of :data:`SUPPORTED_FPS`
+    formats : file extensions from :data:`DANCE_FORMATS` and :data:`PREVIEW_FORMATS`, duplicates dropped
+    seed : 0 <= seed < 2**63; same song, same seed, same dance
+    style : ``auto`` (chosen from the tempo) or one of :data:`choreo.styles.STYLES`
+    rig : one of :data:`RIGS`
+    units : ``m`` or ``cm``; None means the rig's own (metres for smpl)
+    in_place : keep the dancer on the spot (no horizontal root motion)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fps: int = Field(default=DEFAULT_FPS, description=f"One of {', '.join(map(str, SUPPORTED_FPS))}.")
+    formats: tuple[str, ...] = Field(default=("bvh",), min_length=1, description="File extensions.")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="Same song, same seed, same dance.")
+    style: str = Field(default=AUTO, description=f"{AUTO} or one of {', '.join(STYLES)}.")
+    rig: str = Field(default="smpl", description=f"One of {', '.join(RIGS)}.")
+    units: Literal["m", "cm"] | None = Field(default=None, description="m or cm; unset: the rig's own.")
+    in_place: bool = Field(default=False, description="Keep the dancer on the spot.")
+
+    @field_validator("fps")
+    @classmethod
+    def _known_fps(cls, fps: int) -> int:
+        if fps not in SUPPORTED_FPS:
+            raise ParameterError(f"unsupported fps {fps}; choose one of {', '.join(map(str, SUPPORTED_FPS))}")
+        return fps
+
+    @field_validator("formats")
+    @classmethod
+    def _known_formats(cls, formats: tuple[str, ...]) -> tuple[str, ...]:
+        known = cls.known_formats()
+        unknown = [f for f in formats if f not in known]
+        if unknown:
+            raise ParameterError(f"unknown format {', '.join(unknown)}; choose from {', '.join(known)}")
+        return tuple(dict.fromkeys(formats))
+
+    @field_validator("style")
+    @classmethod
+    def _known_style(cls, style: str) -> str:
+        if style != AUTO and style not in STYLES:
+            raise ParameterError(f"unknown style {style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
+        return style
+
+    @field_validator("rig")
+    @classmethod
+    def _known_rig(cls, rig: str) -> str:
+        if rig not in RIGS:
+            raise ParameterError(f"unknown rig {rig!r}; choose one of {', '.join(RIGS)}")
+        return rig
+
+    @classmethod
+    def known_formats(cls) -> tuple[str, ...]:
+        """The formats these options may ask for."""
+        return (*DANCE_FORMATS, *PREVIEW_FORMATS)
+
+    @classmethod
+    def parse(cls, **values: Any) -> RenderOptions:
+        """Validate user input; raises one :class:`ParameterError` naming each bad option.
+
+        Examples
+        --------
+        >>> RenderOptions.parse(fps=29)
+        Traceback (most recent call last):
+        ...
+        choreo.errors.ParameterError: fps: unsupported fps 29; choose one of 24, 25, 30, 50, 60
+        """
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise ParameterError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """One line naming every bad field of a pydantic validation error and why."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"]) or "options"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        parts.append(f"{field}: {message}")
+    return "; ".join(parts)

@@ -1,0 +1,62 @@
+"""One RenderOptions for the command line and the service; the job options narrow it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from api.schemas import SubmitCreate
+from choreo.errors import ParameterError
+from choreo.options import DANCE_FORMATS, DEFAULT_FPS, PREVIEW_FORMATS, RIGS, RenderOptions
+from choreo.service.records import JobOptions
+
+SHA = "ab" * 32
+
+
+def test_defaults_are_the_same_on_both_paths() -> None:
+    assert RenderOptions().model_dump() == JobOptions().model_dump()
+    assert RenderOptions().fps == DEFAULT_FPS and RenderOptions().rig == RIGS[0]
+
+
+def test_parse_names_every_bad_option_in_one_error() -> None:
+    with pytest.raises(ParameterError) as caught:
+        RenderOptions.parse(fps=29, rig="x", units="mm")
+    message = str(caught.value)
+    assert "fps: unsupported fps 29" in message
+    assert "rig: unknown rig 'x'" in message
+    assert "units:" in message
+
+
+def test_formats_keep_order_drop_duplicates_and_jobs_take_dance_formats_only() -> None:
+    assert RenderOptions(formats=("glb", "bvh", "glb")).formats == ("glb", "bvh")
+    assert RenderOptions(formats=PREVIEW_FORMATS).formats == PREVIEW_FORMATS
+    assert JobOptions(formats=list(DANCE_FORMATS)).formats == DANCE_FORMATS
+    with pytest.raises(ValidationError, match="gif"):
+        JobOptions(formats=["gif"])
+    with pytest.raises(ValidationError, match="formats"):
+        RenderOptions(formats=())
+
+
+def test_a_job_may_ask_for_units_and_they_change_its_key() -> None:
+    body = SubmitCreate.model_validate({"tracks": [SHA], "options": {"units": "cm", "rig": "mixamo"}})
+    assert body.options.units == "cm"
+    assert body.options.fingerprint(SHA) != JobOptions(rig="mixamo").fingerprint(SHA)
+    with pytest.raises(ValidationError, match="units"):
+        SubmitCreate.model_validate({"tracks": [SHA], "options": {"units": "mm"}})
+
+
+def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> None:
+    options = JobOptions(formats=["glb", "bvh"], seed=4, style="salsa")
+    before = {
+        "fps": 30,
+        "formats": ["bvh", "glb"],
+        "style": "salsa",
+        "seed": 4,
+        "rig": "smpl",
+        "in_place": False,
+    }
+    expected = hashlib.sha256(json.dumps(before | {"track": SHA}, sort_keys=True).encode()).hexdigest()
+    assert options.fingerprint(SHA) == expected
