@@ -93,6 +93,12 @@ class RenderOptions(BaseModel):
             raise ParameterError(f"unknown style {style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
         return style
 
+    @field_validator("units", mode="before")
+    @classmethod
+    def _blank_units_are_unset(cls, units: Any) -> Any:
+        # A form's empty text field means what leaving the option out means: the rig's own units.
+        return None if units == "" else units
+
     @field_validator("rig")
     @classmethod
     def _known_rig(cls, rig: str) -> str:

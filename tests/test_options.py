@@ -60,3 +60,8 @@ def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> 
     }
     expected = hashlib.sha256(json.dumps(before | {"track": SHA}, sort_keys=True).encode()).hexdigest()
     assert options.fingerprint(SHA) == expected
+
+
+def test_blank_units_mean_the_rigs_own() -> None:
+    assert RenderOptions(units="").units is None
+    assert JobOptions.model_validate({"units": ""}) == JobOptions()

@@ -24,8 +24,8 @@ from starlette.types import Receive, Scope, Send
 
 from api.deps import Ctx, OwnedJob
 from api.errors import ApiError
-from choreo.service.records import JOB_FORMATS, RIGS, JobOptions, JobState
-from choreo.settings import SUPPORTED_FPS
+from choreo.options import DANCE_FORMATS, RIGS, SUPPORTED_FPS
+from choreo.service.records import JobOptions, JobState
 from choreo.styles import AUTO, STYLES
 
 __all__ = ["install_studio", "router", "studio_dir"]
@@ -36,7 +36,7 @@ _REPO_STUDIO = Path(__file__).resolve().parents[2] / "studio" / "dist"
 
 _CHOICES: dict[str, list[Any]] = {
     "fps": list(SUPPORTED_FPS),
-    "formats": list(JOB_FORMATS),
+    "formats": list(DANCE_FORMATS),
     "style": [AUTO, *STYLES],
     "rig": list(RIGS),
 }
