@@ -160,17 +160,17 @@ class DeviceRows:
         kind = rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice
         cuda_call(rt.cudaMemcpyAsync(dst, src, nbytes, kind, _DEFAULT_STREAM))
 
-    def _check(self, rows: np.ndarray) -> np.ndarray:
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        if rows.size and (rows.min() < 0 or rows.max() >= self.batch):
-            raise EngineError(f"rows {rows.tolist()} out of range for a state of {self.batch} sequences")
-        return rows
+    def _check(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        checked = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if checked.size and (checked.min() < 0 or checked.max() >= self.batch):
+            raise EngineError(f"rows {checked.tolist()} out of range for a state of {self.batch} sequences")
+        return checked
 
     def take_rows(self, rows: Sequence[int] | np.ndarray) -> DeviceRows:
         """A new state holding the given rows, in that order."""
-        rows = self._check(rows)
-        out = DeviceRows(len(rows), self.row_shape)
-        for pos, first, count in _runs(rows):
+        picked = self._check(rows)
+        out = DeviceRows(len(picked), self.row_shape)
+        for pos, first, count in _runs(picked):
             self._copy(
                 out.ptr + pos * self.row_bytes, self.ptr + first * self.row_bytes, count * self.row_bytes
             )
@@ -178,10 +178,10 @@ class DeviceRows:
 
     def put_rows(self, rows: Sequence[int] | np.ndarray, src: DeviceRows) -> None:
         """Write ``src``'s rows (in order) into this state at ``rows``."""
-        rows = self._check(rows)
-        if src.row_shape != self.row_shape or src.batch != len(rows):
-            raise EngineError(f"cannot put {src.shape} into rows {rows.tolist()} of {self.shape}")
-        for pos, first, count in _runs(rows):
+        picked = self._check(rows)
+        if src.row_shape != self.row_shape or src.batch != len(picked):
+            raise EngineError(f"cannot put {src.shape} into rows {picked.tolist()} of {self.shape}")
+        for pos, first, count in _runs(picked):
             self._copy(
                 self.ptr + first * self.row_bytes, src.ptr + pos * self.row_bytes, count * self.row_bytes
             )

@@ -33,7 +33,7 @@ def power_to_db(power: np.ndarray, *, amin: float = 1e-10, top_db: float = 80.0)
     return np.maximum(db, db.max() - top_db) if db.size else db
 
 
-def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
+def _hz_to_mel(hz: np.ndarray | float) -> np.ndarray:
     """Slaney's mel scale: linear below 1 kHz (15 mel at 1 kHz), logarithmic above."""
     hz = np.asarray(hz, dtype=np.float64)
     linear = hz / _SLANEY_LINEAR_HZ_PER_MEL

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from os import PathLike
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -145,7 +145,7 @@ class MusicFeatures:
 
         A path is written exactly as given (no ``.npz`` is appended).
         """
-        arrays = {
+        arrays: dict[str, Any] = {
             "version": np.int64(_NPZ_VERSION),
             "fps": np.int64(self.fps),
             "features": self.features,

@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -307,7 +308,7 @@ def _pairs(
 def _write_pairs(path: Path, pairs: list[Pair]) -> dict:
     lengths = np.array([p.motion.n_frames for p in pairs], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    arrays = {
+    arrays: dict[str, Any] = {  # savez takes any array-like; its stubs refuse a typed **dict
         "motion": np.concatenate([p.motion.to_array() for p in pairs]).astype(np.float16),
         "music": np.concatenate([p.music for p in pairs]).astype(np.float16),
         "offsets": offsets,
@@ -371,7 +372,7 @@ def _write_reference(
                 "beat_align_30fps": round(score, 4),
             }
         )
-    out = {}
+    out: dict[str, Any] = {}
     for key, chunks in arrays.items():
         lengths = np.array([len(c) for c in chunks], dtype=np.int64)
         out[key] = np.concatenate(chunks).astype(np.float32)

@@ -119,11 +119,11 @@ def fit_warp(
                 back[i, dj + idx, 1] = idx
     if not np.isfinite(best).any():
         return None
-    i, j = np.unravel_index(np.argmax(best), best.shape)
+    i, j = (int(n) for n in np.unravel_index(np.argmax(best), best.shape))
     chain = []
     while i >= 0:
         chain.append((i, j))
-        i, j = back[i, j]
+        i, j = (int(n) for n in back[i, j])
     chain.reverse()
     music = np.array([b[i] for i, _ in chain])
     motion = np.array([k[j] for _, j in chain])

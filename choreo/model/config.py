@@ -130,7 +130,13 @@ class ModelConfig:
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         """Per-sequence shape of each recurrent state tensor, in graph order."""
         h = self.hidden
-        shapes = {"h1": (h,), "c1": (h,), "h2": (h,), "c2": (h,), "pose": (POSE_DIM,)}
+        shapes: dict[str, tuple[int, ...]] = {
+            "h1": (h,),
+            "c1": (h,),
+            "h2": (h,),
+            "c2": (h,),
+            "pose": (POSE_DIM,),
+        }
         if not self.guided:
             shapes["root"] = (ROOT_DIM,)
         shapes["latent"] = (self.latent_dim,)

@@ -19,7 +19,8 @@ the two agree within 1e-4.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -55,7 +56,7 @@ def quat_pick_matrix() -> tuple[np.ndarray, np.ndarray]:
     def r(i: int, j: int) -> int:
         return 3 * i + j
 
-    def put(row: int, col: int, terms: list[tuple[int, float]], const: float = 0.0) -> None:
+    def put(row: int, col: int, terms: Sequence[tuple[int, float]], const: float = 0.0) -> None:
         for idx, sign in terms:
             a[idx, 4 * row + col] += sign
         c[4 * row + col] += const
@@ -100,12 +101,12 @@ class _Graph:
         self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], hint: str | None = None, n_out: int = 1, **attrs: object):
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None, n_out: int = 1, **attrs: Any):
         outs = [self.name(hint or op_type.lower()) for _ in range(n_out)]
         self.nodes.append(helper.make_node(op_type, inputs, outs, name=self.name("n_" + op_type), **attrs))
         return outs[0] if n_out == 1 else outs
 
-    def named(self, op_type: str, inputs: list[str], output: str, **attrs: object) -> str:
+    def named(self, op_type: str, inputs: list[str], output: str, **attrs: Any) -> str:
         self.nodes.append(
             helper.make_node(op_type, inputs, [output], name=self.name("n_" + op_type), **attrs)
         )

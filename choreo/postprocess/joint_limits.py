@@ -84,11 +84,17 @@ def _deg(*values: float) -> tuple[float, ...]:
     return tuple(float(np.deg2rad(v)) for v in values)
 
 
-def _ball(twist_deg: float, swing1_deg: tuple[float, float], swing2_deg: tuple[float, float], axis=(1, 0, 0)):
+def _ball(
+    twist_deg: float,
+    swing1_deg: tuple[float, float],
+    swing2_deg: tuple[float, float],
+    axis: tuple[float, float, float] = (1, 0, 0),
+) -> JointLimit:
     t = _deg(twist_deg)[0]
     s1 = _deg(*swing1_deg)
     s2 = _deg(*swing2_deg)
-    return JointLimit(-t, t, s1[0], s1[1], s2[0], s2[1], tuple(float(a) for a in axis))
+    x, y, z = (float(a) for a in axis)
+    return JointLimit(-t, t, s1[0], s1[1], s2[0], s2[1], (x, y, z))
 
 
 # Generous human ranges (dance includes splits, high kicks, pointed feet and breakdance

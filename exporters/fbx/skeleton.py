@@ -43,7 +43,7 @@ def add_skeleton(scene: FbxScene, rig: Rig, scale: float) -> list[int]:
     offsets[0] = rig.rest_root_position_m() * scale
     rest_degrees = fbx_euler_degrees(mat_to_quat(rig.rest_local_rotations())[None])[0]
     lengths = np.linalg.norm(rig.skeleton.offsets, axis=1) * scale
-    model_ids = []
+    model_ids: list[int] = []
     for j, name in enumerate(rig.joint_names):
         attr_id, model_id = scene.new_id(), scene.new_id()
         attr = FbxNode.make("NodeAttribute", i64(attr_id), object_name(name, "NodeAttribute"), "LimbNode")
