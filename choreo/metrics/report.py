@@ -37,6 +37,15 @@ longest song.
 """
 
 _COLUMNS = ("beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations", "energy")
+_TABLE_EXTRA = {
+    "pose_spread": "spread",
+    "reach": "reach",
+    "beat_align_own_minus_mismatched": "own-mism",
+    "longest_stall_s": "stall_max",
+    "style_separability": "style_sep",
+}
+"""Issue 11's measures shown in the printed table (key: column name)."""
+
 _BODY_COLUMNS = ("pose_spread", "pose_spread_heading", "reach", "energy", "foot_skate")
 """Measures compared style by style with the mocap."""
 
@@ -218,7 +227,7 @@ def _longest_song(rows: Sequence[EvalRow]) -> list[EvalRow]:
 
 def format_table(rows: Sequence[EvalRow], title: str) -> str:
     """A fixed-width text table of rows, one line each."""
-    names = " ".join(f"{c[:10]:>10}" for c in _COLUMNS)
+    names = " ".join(f"{c[:10]:>10}" for c in (*_COLUMNS, *_TABLE_EXTRA.values()))
     header = f"{'song':<44} {'seed':>4} {'fps':>3} {'dur_s':>7} {names}"
     lines = [title, header, "-" * len(header)]
     for row in rows:
@@ -226,6 +235,7 @@ def format_table(rows: Sequence[EvalRow], title: str) -> str:
         seed = "-" if row.seed is None else str(row.seed)
         s = row.scores
         cells = [s.beat_align, s.foot_skate, s.pfc, s.jerk, s.freeze_ratio, s.limit_violations, s.energy]
+        cells += [row.value(key) for key in _TABLE_EXTRA]
         lines.append(
             f"{name[:44]:<44} {seed:>4} {s.fps:>3g} {s.duration_s:>7.1f} " + " ".join(_cell(c) for c in cells)
         )
