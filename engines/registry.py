@@ -19,7 +19,7 @@ from pathlib import Path
 from choreo.errors import EngineError
 from engines.base import Engine
 from engines.settings import EngineSettings, get_engine_settings
-from engines.tensorrt_flavour import Flavour, choose_flavour, gpu_reason, install_hint, load_flavour
+from engines.tensorrt_flavour import Flavour, get_flavour, gpu_reason
 
 __all__ = [
     "BACKENDS",
@@ -77,13 +77,8 @@ def cuda_gpu(device: int = 0) -> tuple[str, tuple[int, int]] | str:
 
 def _flavour() -> Flavour | str:
     """The TensorRT flavour the settings resolve to, or why there is none."""
-    choice = get_engine_settings().tensorrt_flavour
-    name = choose_flavour(choice)
-    if name is None:
-        wanted = ("tensorrt", "tensorrt-rtx") if choice == "auto" else (choice,)
-        return "TensorRT is not installed: " + "; or ".join(install_hint(w) for w in wanted)
     try:
-        return load_flavour(name)
+        return get_flavour()
     except EngineError as exc:
         return str(exc)
 

@@ -78,6 +78,22 @@ def test_build_without_tensorrt_explains(tiny_model, tmp_path, capsys):
     assert "TensorRT" in capsys.readouterr().err
 
 
+def test_build_with_the_forced_flavour_missing_explains(tiny_model, tmp_path, capsys, monkeypatch):
+    from engines.settings import get_engine_settings
+
+    if choose_flavour("tensorrt") is not None:
+        pytest.skip("TensorRT 11 is installed here")
+    monkeypatch.setenv("CHOREO_ENGINE_TENSORRT_FLAVOUR", "tensorrt")
+    get_engine_settings.cache_clear()
+    try:
+        code = main(["engines", "build", "--model", str(tiny_model), "--cache-dir", str(tmp_path)])
+    finally:
+        get_engine_settings.cache_clear()
+    assert code == 2
+    assert "cannot build a TensorRT engine here: no TensorRT is installed" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.plan"))
+
+
 def test_build_then_a_cache_hit(tmp_path, capsys):
     from engine_testkit import SHIPPED_MODEL
 

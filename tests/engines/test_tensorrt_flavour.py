@@ -85,3 +85,28 @@ def test_forcing_rtx_loads_it(flavour_env):
 def test_auto_takes_tensorrt_11_where_installed_else_rtx():
     installed = [name for name in ("tensorrt", "tensorrt-rtx") if choose_flavour(name) is not None]
     assert choose_flavour("auto") == (installed[0] if installed else None)
+
+
+def test_registry_says_why_when_the_forced_flavour_is_missing(flavour_env):
+    from engines.registry import BACKENDS, tensorrt_build_reason, tensorrt_flavour_line
+
+    if choose_flavour("tensorrt") is not None:
+        pytest.skip("TensorRT 11 is installed here")
+    flavour_env("tensorrt")
+    for reason in (BACKENDS["tensorrt"].probe(), tensorrt_build_reason()):
+        assert reason.startswith("no TensorRT is installed") and "choreo[gpu]" in reason
+    assert tensorrt_flavour_line().startswith("tensorrt flavour (tensorrt): none: no TensorRT is installed")
+
+
+def test_registry_names_the_rtx_flavour_and_that_it_builds_here(flavour_env):
+    from engines.registry import BACKENDS, tensorrt_build_reason, tensorrt_flavour_line
+
+    if choose_flavour("tensorrt-rtx") is None:
+        pytest.skip("TensorRT-RTX is not installed (pip install '.[rtx]')")
+    flavour_env("tensorrt-rtx")
+    label = load_flavour("tensorrt-rtx").label
+    assert tensorrt_build_reason() is None  # it compiles ahead of time, GPU or not
+    assert tensorrt_flavour_line().startswith(f"tensorrt flavour (tensorrt-rtx): {label} (builds engines")
+    reason = BACKENDS["tensorrt"].probe()
+    if reason is not None:
+        assert reason.startswith(label)
