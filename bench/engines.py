@@ -307,9 +307,9 @@ def bench_ceiling(batch: int = 256, frames: int = 128, hidden: int = 512) -> dic
 
 def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_dir: Path) -> None:
     """Save real songs' inputs and their ONNX Runtime fp32 poses, for accuracy checks elsewhere."""
-    from engines.calibration import read_manifest, select_calibration_songs
+    from choreo.enginetools.calibration import read_manifest, select_calibration_songs
+    from choreo.enginetools.precision_files import song_model_inputs
     from engines.onnxruntime_engine import OnnxRuntimeEngine
-    from engines.precision_files import song_model_inputs
     from engines.runner import SingleSongRunner
 
     reference = OnnxRuntimeEngine(model, threads=2)
@@ -358,7 +358,7 @@ def bench_builds(
     """
     import tempfile
 
-    from engines.precision_files import precision_model
+    from choreo.enginetools.precision_files import prepare_precision_model
     from engines.settings import EngineSettings
     from engines.tensorrt_build import build_plan
     from engines.tensorrt_flavour import build_target, get_flavour
@@ -371,7 +371,7 @@ def bench_builds(
             continue
         settings = EngineSettings(cache_dir=cache_dir, calibration_dir=calibration_dir, precision=precision)
         t0 = time.perf_counter()
-        onnx_path, _ = precision_model(model, precision, settings)
+        onnx_path, _ = prepare_precision_model(model, precision, settings)
         convert_s = time.perf_counter() - t0
         spec = ModelSpec.from_metadata(_onnx_metadata(onnx_path))
         gpu = None

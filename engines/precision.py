@@ -24,6 +24,12 @@ each precision costs in accuracy.
   frame), quantized, and put back in the loop. It is off by default because the
   feedback of int8-rounded poses costs far more accuracy (measured numbers in
   ``quantize_int8``).
+
+:func:`precision_model` gives the ONNX file of a precision under the engine
+cache. fp16 is converted on first use (it needs only the graph). int8 needs
+songs to calibrate on, which engines know nothing of: it is converted offline
+by ``choreo engines build --precision int8`` (:mod:`choreo.enginetools`) into
+the file :func:`converted_model_path` names, and only looked up here.
 """
 
 from __future__ import annotations
@@ -37,9 +43,20 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from choreo.errors import EngineError
+from choreo.errors import EngineError, ParameterError
+from choreo.files import atomic_path
+from engines.settings import EngineSettings
 
-__all__ = ["CONVERSION_VERSION", "file_sha256", "heavy_matmuls", "quantize_int8", "to_mixed_fp16"]
+__all__ = [
+    "CONVERSION_VERSION",
+    "converted_model_path",
+    "file_sha256",
+    "heavy_matmuls",
+    "precision_model",
+    "quantize_int8",
+    "save_model",
+    "to_mixed_fp16",
+]
 
 _FLOAT, _HALF = TensorProto.FLOAT, TensorProto.FLOAT16
 _LOOPS = ("Scan", "Loop")
@@ -56,6 +73,69 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def converted_model_path(source_sha: str, precision: str, settings: EngineSettings) -> Path:
+    """Where the ``precision`` conversion of the model with SHA-256 ``source_sha`` is cached.
+
+    int8 files are also keyed by the calibration set (the hash of
+    ``settings.calibration_dir``'s ``MANIFEST.tsv``), so another set makes another file.
+
+    Raises
+    ------
+    ParameterError
+        For int8 without a calibration folder, or for an unknown precision.
+    """
+    out_dir = Path(settings.cache_dir) / "converted"
+    if precision == "fp16":
+        return out_dir / f"{source_sha[:16]}-fp16-v{CONVERSION_VERSION}.onnx"
+    if precision == "int8":
+        if settings.calibration_dir is None:
+            raise ParameterError(
+                "int8 needs a calibration set: set CHOREO_ENGINE_CALIBRATION_DIR (or --calibration-dir) "
+                "to a folder of songs with a MANIFEST.tsv"
+            )
+        manifest = Path(settings.calibration_dir) / "MANIFEST.tsv"
+        if not manifest.is_file():
+            raise ParameterError(f"calibration folder {settings.calibration_dir} has no MANIFEST.tsv")
+        calib_key = file_sha256(manifest)
+        return out_dir / f"{source_sha[:16]}-int8-{calib_key[:12]}-v{CONVERSION_VERSION}.onnx"
+    raise ParameterError(f"precision must be fp32, fp16 or int8, got {precision!r}")
+
+
+def precision_model(model_path: Path, precision: str, settings: EngineSettings) -> tuple[Path, str]:
+    """The ONNX file of ``precision`` and its SHA-256; converts (and caches) fp16 when needed.
+
+    Raises
+    ------
+    EngineError
+        When the model file is missing, or the int8 file was not converted yet
+        (``choreo engines build --precision int8`` converts it).
+    ParameterError
+        See :func:`converted_model_path`.
+    """
+    model_path = Path(model_path)
+    if not model_path.is_file():
+        raise EngineError(f"model file not found: {model_path}")
+    source_sha = file_sha256(model_path)
+    if precision == "fp32":
+        return model_path, source_sha
+    target = converted_model_path(source_sha, precision, settings)
+    if not target.is_file():
+        if precision != "fp16":
+            raise EngineError(
+                f"no {precision} conversion of {model_path} for the calibration set in "
+                f"{settings.calibration_dir}: run `choreo engines build --precision {precision}` first"
+            )
+        save_model(to_mixed_fp16(onnx.load(str(model_path))), target)
+    return target, file_sha256(target)
+
+
+def save_model(model: onnx.ModelProto, target: Path) -> None:
+    """Write a converted model atomically (other workers may be reading the cache)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        onnx.save(model, str(tmp))
 
 
 def _body(node: onnx.NodeProto) -> onnx.GraphProto:
@@ -334,7 +414,7 @@ def quantize_int8(
     ----------
     model : the fp32 chunk model
     chunks : calibration feeds for the whole chunk model (conditioning and ``state_in_*``),
-        taken from real songs of different tempi and styles (see :mod:`engines.calibration`)
+        taken from real songs of different tempi and styles (see :mod:`choreo.enginetools.calibration`)
     rows_per_item : per-frame rows stacked into one calibration item of a loop body
     method : activation range calibration, ``"minmax"`` or ``"percentile"`` (99.999 %)
     keep_fp32 : names of weight initializers whose products stay unquantized

@@ -1,7 +1,11 @@
 """Building TensorRT engines from the ONNX model: shapes, cache keys, the build itself.
 
-Build offline, run many times: ``choreo engines build`` writes a serialized
-engine (a *plan*) into the engine cache, and a worker only deserializes it. A
+Build once, run many times: ``choreo engines build`` writes a serialized engine
+(a *plan*) into the engine cache ahead of time. A worker that finds no plan for
+its settings builds it once when it loads the engine
+(:func:`engines.tensorrt_engine.ensure_plan`, before the first song), never per
+request; the int8 ONNX it builds from must already have been calibrated by
+``choreo engines build --precision int8``, since calibration needs songs. A
 plan bakes in the precision and the shape profile, and is only valid for the
 library that built it (TensorRT 11 or TensorRT-RTX, :mod:`engines.tensorrt_flavour`)
 and its target: the GPU model for TensorRT 11, the target compute capabilities

@@ -61,7 +61,7 @@ def ensure_plan(
     already in the cache. TensorRT 11 needs the GPU it builds for; TensorRT-RTX
     builds anywhere, for ``settings.rtx_targets``.
     """
-    from engines.precision_files import precision_model
+    from engines.precision import precision_model
     from engines.tensorrt_build import EngineKey, build_plan, timing_cache_path
 
     flavour = flavour or get_flavour()

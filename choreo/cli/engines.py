@@ -23,7 +23,7 @@ from choreo.errors import ChoreoError
 from engines.settings import PRECISIONS, EngineSettings, get_engine_settings
 
 if TYPE_CHECKING:
-    from engines.calibration import CalibrationSong
+    from choreo.enginetools.calibration import CalibrationSong
 
 __all__ = ["DEMO_SONG", "register"]
 
@@ -95,13 +95,13 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from engines.precision_files import precision_model
+    from choreo.enginetools.precision_files import prepare_precision_model
     from engines.registry import tensorrt_build_reason
 
     try:
         settings = _settings(args)
         model = settings.resolved_model_path()
-        onnx_path, sha = precision_model(model, settings.precision, settings)
+        onnx_path, sha = prepare_precision_model(model, settings.precision, settings)
         print(f"{settings.precision} model: {onnx_path} (sha256 {sha[:16]})")
         if args.convert_only:
             return 0
@@ -122,9 +122,9 @@ def _build(args: argparse.Namespace) -> int:
 
 def _demo_song(settings: EngineSettings, styles: tuple[str, ...], fps: int) -> CalibrationSong:
     """The bundled demo song, danced in the style ``auto`` picks for its tempo (or the model's first)."""
+    from choreo.enginetools.calibration import CalibrationSong
+    from choreo.enginetools.precision_files import song_analysis
     from choreo.styles import auto_style
-    from engines.calibration import CalibrationSong
-    from engines.precision_files import song_analysis
 
     tempo = song_analysis(DEMO_SONG, fps, settings.cache_dir).tempo_bpm
     style = auto_style(tempo)
@@ -159,10 +159,10 @@ def _tensorrt_candidates(
 
 
 def _selfcheck(args: argparse.Namespace) -> int:
-    from engines.calibration import read_manifest, select_calibration_songs
+    from choreo.enginetools.calibration import read_manifest, select_calibration_songs
+    from choreo.enginetools.selfcheck import selfcheck
     from engines.onnxruntime_engine import OnnxRuntimeEngine
     from engines.registry import BACKENDS
-    from engines.selfcheck import selfcheck
 
     try:
         settings = _settings(args)

@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 from engine_testkit import make_inputs
 
+from choreo.enginetools.calibration import (
+    SongCandidate,
+    calibration_chunks,
+    read_manifest,
+    select_calibration_songs,
+)
 from choreo.errors import ParameterError
-from engines.calibration import SongCandidate, calibration_chunks, read_manifest, select_calibration_songs
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 
 STYLES = ("salsa", "modern", "breakdance", "whirl")

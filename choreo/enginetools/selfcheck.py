@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from choreo.enginetools.calibration import CalibrationSong
+from choreo.enginetools.precision_files import prepare_precision_model, song_analysis, song_model_inputs
 from engines.accuracy import compare_poses
 from engines.base import Engine
-from engines.calibration import CalibrationSong
 from engines.onnxruntime_engine import OnnxRuntimeEngine
-from engines.precision_files import precision_model, song_analysis, song_model_inputs
 from engines.runner import SingleSongRunner
 from engines.settings import EngineSettings
 
@@ -126,7 +126,7 @@ def selfcheck(
     expected_scores = [dance_scores(p, b, fps) for p, b in zip(expected, beats, strict=True)]
     results = []
     for backend, precision, load in candidates:
-        onnx_path, _ = precision_model(model_path, precision, settings)
+        onnx_path, _ = prepare_precision_model(model_path, precision, settings)
         engine = load(onnx_path)
         runner = SingleSongRunner(engine, chunk_frames)
         per_song = []

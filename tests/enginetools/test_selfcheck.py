@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.selfcheck import DANCE_TOLERANCES, TOLERANCES, dance_worse
+from choreo.enginetools.selfcheck import DANCE_TOLERANCES, TOLERANCES, dance_worse
 
 REF = {"beat_align": 0.30, "foot_skate": 0.10, "pfc": 1.0, "jerk": 400.0}
 
