@@ -92,8 +92,7 @@ class EvalRow:
 
 def mean_of(rows: Sequence[EvalRow], key: str) -> float | None:
     """Mean of one measure over rows, skipping ``None`` (freeze ratio of short songs)."""
-    values = [r.value(key) for r in rows]
-    values = [v for v in values if v is not None]
+    values = [v for r in rows if (v := r.value(key)) is not None]
     return float(np.mean(values)) if values else None
 
 
@@ -105,13 +104,14 @@ def style_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[
         theirs = [r for r in reference if r.style == style]
         generated = {key: _rounded(mean_of(mine, key)) for key in _BODY_COLUMNS}
         real = {key: _rounded(mean_of(theirs, key)) for key in _BODY_COLUMNS}
-        ratio = {
-            key: _rounded(generated[key] / real[key]) if generated[key] is not None and real[key] else None
-            for key in _BODY_COLUMNS
-        }
+        ratio = {key: _ratio(generated[key], real[key]) for key in _BODY_COLUMNS}
         out[style] = {"dances": len(mine), "clips": len(theirs), "generated": generated, "reference": real}
         out[style]["ratio"] = ratio
     return out
+
+
+def _ratio(value: float | None, reference: float | None) -> float | None:
+    return None if value is None or not reference else _rounded(value / reference)
 
 
 def _all_styles(styles: dict[str, dict[str, Any]], key: str, test: Callable[[float], bool]) -> bool | None:
@@ -120,14 +120,14 @@ def _all_styles(styles: dict[str, dict[str, Any]], key: str, test: Callable[[flo
     return all(test(r) for r in ratios) if ratios else None
 
 
-def diversity_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[str, float | None]:
+def diversity_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[str, float | str | None]:
     """Diversity between songs and between seeds, in kinetic features.
 
     Features are standardised by the reference clips' mean and spread when
     there are at least two (so generated and real diversity share one scale),
     otherwise by the generated dances' own.
     """
-    out: dict[str, float | None] = {"between_songs": None, "between_seeds": None}
+    out: dict[str, float | str | None] = {"between_songs": None, "between_seeds": None}
     ref_feats = np.array([r.scores.kinetic for r in reference])
     mean = scale = None
     if len(reference) >= 2:
@@ -150,7 +150,7 @@ def diversity_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> d
     return out
 
 
-def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[str, object]:
+def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[str, Any]:
     """Means of generated and reference dances and whether each goal is met (``None``: cannot tell)."""
     generated = {key: _rounded(mean_of(rows, key)) for key in _COLUMNS}
     real = {key: _rounded(mean_of(reference, key)) for key in _COLUMNS}
@@ -166,10 +166,8 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         "limit_violations": all(r.scores.limit_violations == 0 for r in rows) if rows else None,
     }
     for key, limit in (("foot_skate", "foot_skate_max_vs_reference"), ("jerk", "jerk_max_vs_reference")):
-        if generated[key] is None or real[key] is None:
-            met[key] = None
-        else:
-            met[key] = generated[key] <= GOALS[limit] * real[key]
+        value, real_value = generated[key], real[key]
+        met[key] = None if value is None or real_value is None else value <= GOALS[limit] * real_value
     for key in CONTEXT_KEYS:
         generated[key] = _rounded(mean_of(rows, key))
         real[key] = _rounded(mean_of(reference, key))
@@ -177,10 +175,8 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         generated[key], real[key] = _rounded(mean_of(rows, key)), _rounded(mean_of(reference, key))
     styles = style_report(rows, reference)
     for key in ("pose_spread", "reach", "energy"):
-        met[f"{key}_vs_style"] = _all_styles(styles, key, lambda r, k=key: r >= GOALS[f"{k}_min_vs_style"])
-    met["foot_skate_vs_style"] = _all_styles(
-        styles, "foot_skate", lambda r: r <= GOALS["foot_skate_max_vs_style"]
-    )
+        met[f"{key}_vs_style"] = _all_styles(styles, key, _at_least(GOALS[f"{key}_min_vs_style"]))
+    met["foot_skate_vs_style"] = _all_styles(styles, "foot_skate", _at_most(GOALS["foot_skate_max_vs_style"]))
     for key, goal, at_least in (
         ("beat_align_own_minus_mismatched", "beat_align_own_minus_mismatched_min", True),
         ("junction_jerk_ratio", "junction_jerk_ratio_max", False),
@@ -189,23 +185,19 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         value = generated[key]
         met[key] = None if value is None else (value >= GOALS[goal] if at_least else value <= GOALS[goal])
     longest = _longest_song(rows)
-    stall = [r.value("longest_stall_s") for r in longest]
-    source = [r.value("distinct_source_s_per_min") for r in longest]
+    stalls = [v for r in longest if (v := r.value("longest_stall_s")) is not None]
+    sources = [v for r in longest if (v := r.value("distinct_source_s_per_min")) is not None]
+    worst_stall = max(stalls) if stalls else None
+    least_source = min(sources) if sources else None
     long_song = {
         "song": longest[0].song if longest else None,
         "duration_s": _rounded(longest[0].scores.duration_s) if longest else None,
-        "longest_stall_s_max": _rounded(max((v for v in stall if v is not None), default=None)),
-        "distinct_source_s_per_min_min": _rounded(min((v for v in source if v is not None), default=None)),
+        "longest_stall_s_max": _rounded(worst_stall),
+        "distinct_source_s_per_min_min": _rounded(least_source),
     }
-    met["longest_song_stall"] = (
-        None
-        if long_song["longest_stall_s_max"] is None
-        else long_song["longest_stall_s_max"] <= GOALS["longest_stall_max_s"]
-    )
+    met["longest_song_stall"] = None if worst_stall is None else worst_stall <= GOALS["longest_stall_max_s"]
     met["longest_song_distinct_source"] = (
-        None
-        if long_song["distinct_source_s_per_min_min"] is None
-        else long_song["distinct_source_s_per_min_min"] >= GOALS["distinct_source_s_per_min_min"]
+        None if least_source is None else least_source >= GOALS["distinct_source_s_per_min_min"]
     )
     return {
         "generated_mean": generated,
@@ -215,6 +207,14 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         "goals": dict(GOALS),
         "met": met,
     }
+
+
+def _at_least(limit: float) -> Callable[[float], bool]:
+    return lambda value: value >= limit
+
+
+def _at_most(limit: float) -> Callable[[float], bool]:
+    return lambda value: value <= limit
 
 
 def _longest_song(rows: Sequence[EvalRow]) -> list[EvalRow]:
