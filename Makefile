@@ -62,6 +62,7 @@ bench: venv
 	$(PY) -P bench/exporters.py
 	$(PY) -P bench/engines.py
 	$(PY) -P bench/service.py
+	$(PY) -P bench/video.py
 
 # The service without Docker: Redis, SeaweedFS S3, the API on 127.0.0.1:8000 and both workers.
 up: venv studio

@@ -40,7 +40,8 @@ DANCE_FORMATS = ("bvh", "fbx", "glb")
 """Dance file formats, by file extension."""
 
 PREVIEW_FORMATS = ("gif", "mp4")
-"""Animated stick-figure previews (the first seconds of the dance), to judge by eye."""
+"""Previews to judge a dance by eye: ``gif`` a silent stick figure (the first 20 s), ``mp4`` the shaded
+mannequin at 720p with the song (:mod:`choreo.video`; the excerpt of ``video_start_s``/``video_length_s``)."""
 
 RIGS = RIG_NAMES
 """Joint naming of the written files."""
@@ -58,6 +59,8 @@ class RenderOptions(BaseModel):
     rig : one of :data:`RIGS`
     units : ``m`` or ``cm``; None means the rig's own (metres for smpl)
     in_place : keep the dancer on the spot (no horizontal root motion)
+    video_start_s, video_length_s : the mp4's excerpt, from ``video_start_s`` for ``video_length_s``
+        seconds; a length of None renders to the end of the song
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -69,6 +72,10 @@ class RenderOptions(BaseModel):
     rig: str = Field(default="smpl", description=f"One of {', '.join(RIGS)}.")
     units: Literal["m", "cm"] | None = Field(default=None, description="m or cm; unset: the rig's own.")
     in_place: bool = Field(default=False, description="Keep the dancer on the spot.")
+    video_start_s: float = Field(default=0.0, ge=0, description="mp4: where the excerpt starts, seconds.")
+    video_length_s: float | None = Field(
+        default=30.0, gt=0, description="mp4: the excerpt's length, seconds; unset: to the end of the song."
+    )
 
     @field_validator("fps")
     @classmethod

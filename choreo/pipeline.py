@@ -32,6 +32,7 @@ from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import Settings, get_settings
 from choreo.styles import resolve_style
 from choreo.summary import DanceSummary
+from choreo.video import VideoOptions, write_video
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
 from exporters.provenance import Provenance
@@ -191,10 +192,12 @@ def export_dance(
     name: str,
     *,
     song_name: str | None = None,
+    song_path: Path | None = None,
 ) -> ExportedDance:
     """Write every requested format and the preview picture; return them with the summary.
 
-    ``motion`` is the finished dance (:func:`finish_motion` of ``generated``).
+    ``motion`` is the finished dance (:func:`finish_motion` of ``generated``);
+    ``song_path``, the song's file, is muxed into an ``mp4`` (without it the video is silent).
     The files are keyed by kind (``bvh``, ``fbx``, ``glb``, ``gif``, ``mp4``,
     ``png``); the summary is for the caller to write, once, with whatever only
     it knows added (the command line its timings), see :meth:`DanceSummary.write`.
@@ -205,7 +208,17 @@ def export_dance(
     files: dict[str, Path] = {}
     for fmt in options.formats:
         path = out_dir / f"{name}.{fmt}"
-        if fmt in PREVIEW_FORMATS:
+        if fmt == "mp4":
+            excerpt = VideoOptions(start_s=options.video_start_s, duration_s=options.video_length_s)
+            write_video(
+                motion,
+                path,
+                audio_path=song_path,
+                beat_times=song.beat_times,
+                downbeat_times=song.downbeat_times,
+                options=excerpt,
+            )
+        elif fmt in PREVIEW_FORMATS:
             write_animation(motion, song.beat_times, path)
         else:
             FORMATS[fmt](motion, path, options, provenance)
@@ -257,7 +270,9 @@ def render_song(
     timings["postprocess_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    exported = export_dance(motion, generated, options, out_dir, path.stem, song_name=path.name)
+    exported = export_dance(
+        motion, generated, options, out_dir, path.stem, song_name=path.name, song_path=path
+    )
     timings["export_s"] = time.perf_counter() - start
 
     # Written once, last, so that the export's own time is in it.

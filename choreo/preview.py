@@ -143,7 +143,7 @@ def write_animation(
     excerpt_s: float = 20.0,
     preview_fps: int = 15,
 ) -> Path:
-    """A short stick-figure clip (GIF, or MP4 where ffmpeg exists) with the beats flashed.
+    """A short stick-figure GIF with the beats flashed (the shaded video with sound is :mod:`choreo.video`).
 
     Only the first ``excerpt_s`` seconds are drawn, at ``preview_fps``, so a
     person can judge the dance by eye in a file small enough to mail. The floor
@@ -153,7 +153,7 @@ def write_animation(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.animation import FFMpegWriter, FuncAnimation, PillowWriter
+    from matplotlib.animation import FuncAnimation, PillowWriter
 
     path = Path(path)
     times = np.arange(0.0, min(excerpt_s, motion.duration_s), 1.0 / preview_fps)
@@ -187,7 +187,6 @@ def write_animation(
         return [*floors, clock, *(line for ax_lines in lines for line in ax_lines)]
 
     animation = FuncAnimation(fig, draw, frames=len(frames), blit=True)
-    writer = FFMpegWriter(fps=preview_fps) if path.suffix == ".mp4" else PillowWriter(fps=preview_fps)
-    animation.save(str(path), writer=writer, dpi=72)
+    animation.save(str(path), writer=PillowWriter(fps=preview_fps), dpi=72)
     plt.close(fig)
     return path

@@ -23,7 +23,7 @@ import numpy as np
 from choreo.errors import ParameterError
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M, SMPL, Skeleton
 
-__all__ = ["INFLUENCES", "Mannequin", "build_mannequin"]
+__all__ = ["INFLUENCES", "Capsule", "Mannequin", "build_mannequin", "mannequin_capsules"]
 
 INFLUENCES = 4
 """Joint influences stored per vertex (glTF's JOINTS_0/WEIGHTS_0 hold four)."""
@@ -182,6 +182,33 @@ def build_mannequin(
         weights=np.concatenate(weights).astype(np.float32),
         bind_matrices=bind,
     )
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """One piece of the figure: the bone from joint ``start`` to joint ``end``, or, with ``end`` of -1,
+    the tip beyond end joint ``start`` (``tip_length_m`` along the incoming bone)."""
+
+    start: int
+    end: int
+    radius_m: float
+    tip_length_m: float = 0.0
+
+
+def mannequin_capsules(skeleton: Skeleton = SMPL) -> list[Capsule]:
+    """The mannequin as capsules between joints, for a renderer that draws it without its mesh."""
+    rest = skeleton.rest_positions()
+    pieces = []
+    for joint in range(1, skeleton.n_joints):
+        parent = skeleton.parents[joint]
+        length = float(np.linalg.norm(rest[joint] - rest[parent]))
+        radius = _BONE_RADIUS_M.get(skeleton.names[joint], _DEFAULT_RADIUS_FRACTION * length)
+        pieces.append(Capsule(parent, joint, radius))
+    for joint in range(skeleton.n_joints):
+        if not skeleton.children(joint):
+            length, radius = _TIP_SIZE_M.get(skeleton.names[joint], _DEFAULT_TIP)
+            pieces.append(Capsule(joint, -1, radius, length))
+    return pieces
 
 
 def _bone_piece(skeleton: Skeleton, joint_world: np.ndarray, joint: int) -> tuple[np.ndarray, ...]:

@@ -49,6 +49,7 @@ _CONTENT_TYPES = {
     "png": "image/png",
     "glb": "model/gltf-binary",
     "fbx": "application/octet-stream",
+    "mp4": "video/mp4",
 }
 
 
@@ -122,7 +123,13 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
         ctx.storage.download_file(_work_key(job_id, "generated.npz"), generated_path)
         generated = GeneratedMotion.from_npz(generated_path)
         motion = finish_motion(generated, options)
-        exported = export_dance(motion, generated, options, tmp / "out", name, song_name=job.track_name)
+        song_path = None
+        if "mp4" in options.formats:  # the video carries the song
+            song_path = tmp / f"{name}.{job.track_ext}"
+            ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song_path)
+        exported = export_dance(
+            motion, generated, options, tmp / "out", name, song_name=job.track_name, song_path=song_path
+        )
         files = exported.files | {"json": exported.summary.write(tmp / "out" / f"{name}.json")}
         advance_job(ctx, job_id, JobState.EXPORTING, progress=0.9)
         artifacts: dict[str, str] = {}

@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from api.deps import Ctx, OwnedJob
 from api.errors import ApiError
-from choreo.options import DANCE_FORMATS, RIGS, SUPPORTED_FPS
+from choreo.options import RIGS, SUPPORTED_FPS
 from choreo.service.records import JobOptions, JobState
 from choreo.styles import AUTO, STYLES
 
@@ -36,7 +36,7 @@ _REPO_STUDIO = Path(__file__).resolve().parents[2] / "studio" / "dist"
 
 _CHOICES: dict[str, list[Any]] = {
     "fps": list(SUPPORTED_FPS),
-    "formats": list(DANCE_FORMATS),
+    "formats": list(JobOptions.known_formats()),
     "style": [AUTO, *STYLES],
     "rig": list(RIGS),
 }
@@ -49,6 +49,7 @@ class OptionField(BaseModel):
     default: Any = None
     choices: list[Any] | None = None
     multiple: bool = Field(default=False, description="A list of choices (formats).")
+    nullable: bool = Field(default=False, description="May be left unset (null): the option's own default.")
     minimum: float | None = None
     maximum: float | None = None
     description: str = ""
@@ -62,6 +63,12 @@ def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any
     ref = schema.get("$ref") or next((s.get("$ref") for s in schema.get("allOf", []) if "$ref" in s), None)
     if ref:
         schema = defs[ref.rsplit("/", 1)[-1]] | {k: v for k, v in schema.items() if k != "allOf"}
+    branches = schema.get("anyOf", [])
+    nullable = any(b.get("type") == "null" for b in branches)
+    if branches:  # an optional field: describe its one non-null form
+        schema = next((b for b in branches if b.get("type") != "null"), {}) | {
+            k: v for k, v in schema.items() if k != "anyOf"
+        }
     multiple = schema.get("type") == "array"
     inner = schema.get("items", {}) if multiple else schema
     choices = inner.get("enum") or _CHOICES.get(name)
@@ -71,6 +78,7 @@ def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any
         default=default,
         choices=list(choices) if choices else None,
         multiple=multiple,
+        nullable=nullable,
         minimum=schema.get("minimum", schema.get("exclusiveMinimum")),
         maximum=schema.get("maximum", schema.get("exclusiveMaximum")),
         description=schema.get("description", ""),

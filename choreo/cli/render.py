@@ -40,7 +40,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--in-place", action="store_true", help="remove horizontal root motion (for engines that drive it)"
     )
+    parser.add_argument(
+        "--video-from", type=float, default=0.0, metavar="S", help="mp4: start of the excerpt, seconds (0)"
+    )
+    parser.add_argument(
+        "--video-length",
+        default="30",
+        metavar="S|all",
+        help="mp4: length of the excerpt in seconds, or 'all' for the whole song (default: 30)",
+    )
     parser.set_defaults(func=run)
+
+
+def _video_length(text: str) -> float | str | None:
+    """``all`` is the whole song; anything else goes to the options' validation as it is."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
             rig=args.rig,
             units=args.units,
             in_place=args.in_place,
+            video_start_s=args.video_from,
+            video_length_s=_video_length(args.video_length),
         )
         runner = load_runner()
     except ChoreoError as exc:

@@ -86,12 +86,14 @@ class JobOptions(RenderOptions):
 
     @classmethod
     def known_formats(cls) -> tuple[str, ...]:
-        return DANCE_FORMATS
+        return (*DANCE_FORMATS, "mp4")  # mp4: the shaded video with the song, off unless asked for
 
     def fingerprint(self, track_sha256: str) -> str:
         """A digest of the track and every option that changes the output: the dedup key."""
-        # Unset units are left out, so that requests made before units were an option keep their key.
-        canonical = self.model_dump(exclude={"units"} if self.units is None else set())
+        # Options left at their defaults since they were added (units, the mp4 excerpt) are left out,
+        # so that requests made before they existed keep their key.
+        later = {"units": None, "video_start_s": 0.0, "video_length_s": 30.0}
+        canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 

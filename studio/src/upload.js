@@ -28,10 +28,11 @@ export function buildOptionsForm(container, fields) {
     } else if (field.choices) {
       const select = document.createElement('select');
       select.name = field.name;
+      if (field.nullable) select.add(new Option('(default)', '', false, field.default === null));
       for (const choice of field.choices) select.add(new Option(String(choice), String(choice), false, choice === field.default));
       label.append(select);
       const numeric = field.type === 'integer' || field.type === 'number';
-      readers.push(() => [field.name, numeric ? Number(select.value) : select.value]);
+      readers.push(() => [field.name, select.value === '' && field.nullable ? null : numeric ? Number(select.value) : select.value]);
     } else if (field.type === 'boolean') {
       const box = Object.assign(document.createElement('input'), { type: 'checkbox', name: field.name, checked: !!field.default });
       label.append(box);
@@ -45,8 +46,12 @@ export function buildOptionsForm(container, fields) {
         if (field.maximum !== null && field.maximum < 1e15) input.max = field.maximum;
         input.step = field.type === 'integer' ? '1' : 'any';
       }
+      if (field.nullable) input.placeholder = 'unset';
       label.append(input);
-      readers.push(() => [field.name, numeric ? Number(input.value) : input.value]);
+      readers.push(() => {
+        if (input.value === '' && field.nullable) return [field.name, null]; // unset: the option's own default
+        return [field.name, numeric ? Number(input.value) : input.value];
+      });
     }
     container.append(label);
   }

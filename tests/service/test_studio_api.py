@@ -41,6 +41,10 @@ def test_options_list_every_job_option_with_its_choices_and_default(stack: Servi
     assert fields["style"]["choices"][0] == "auto"
     assert fields["seed"]["type"] == "integer" and fields["seed"]["minimum"] == 0
     assert fields["in_place"]["type"] == "boolean"
+    assert "mp4" in fields["formats"]["choices"]
+    assert fields["units"]["nullable"] and fields["units"]["choices"] == ["m", "cm"]
+    length = fields["video_length_s"]
+    assert (length["type"], length["default"], length["nullable"]) == ("number", 30.0, True)
 
 
 def test_timeline_has_the_beats_and_bars_of_the_job_summary(stack: ServiceStack, album: Album) -> None:

@@ -11,7 +11,9 @@ Set ``CHOREO_STUDIO_SCREENSHOT=docs/studio-player.png`` to keep the player's pic
 from __future__ import annotations
 
 import io
+import json
 import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +98,7 @@ def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
     _sign_in(page, stack, stack.tokens["content"])
     page.wait_for_selector("#who:not([hidden])")
     page.wait_for_selector("#options-fields input[data-option=formats][value=glb]:checked")
+    page.check("#options-fields input[data-option=formats][value=mp4]")  # the video with the song, too
     page.set_input_files("#file-input", str(SONG))
     note = page.wait_for_selector("#upload-list li .msg:text-matches('rendering in batch')", timeout=120_000)
     batch_id = note.text_content().rsplit(" ", 1)[-1]
@@ -197,12 +200,24 @@ def test_front_side_and_top_views_show_different_pictures(session: Session) -> N
         assert (np.abs(a - b).sum(axis=-1) > 0.1).mean() > 0.01
 
 
-def test_every_artifact_has_a_download_link_that_works(stack: ServiceStack, session: Session) -> None:
+def test_every_artifact_has_a_download_link_that_works(
+    stack: ServiceStack, session: Session, tmp_path: Path
+) -> None:
     with stack.as_("content") as client:
         kinds = client.get(f"/v1/jobs/{session.job['id']}").json()["artifacts"]
-    assert len(session.downloads) == len(kinds) and set(kinds) >= {"bvh", "glb", "json", "png"}
+    assert len(session.downloads) == len(kinds) and set(kinds) >= {"bvh", "glb", "mp4", "json", "png"}
     for url in session.downloads:
-        assert httpx.get(url, timeout=30).status_code == 200, url
+        got = httpx.get(url, timeout=30)
+        assert got.status_code == 200, url
+        if ".mp4" in url.split("?")[0]:
+            video = tmp_path / "dance.mp4"
+            video.write_bytes(got.content)
+            probe = subprocess.run(
+                ["ffprobe", "-v", "error", "-show_streams", "-of", "json", str(video)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            streams = {s["codec_type"]: s for s in json.loads(probe.stdout)["streams"]}
+            assert streams["video"]["height"] == 720 and streams["audio"]["codec_name"] == "aac"
 
 
 def test_no_console_errors_in_the_whole_session(session: Session) -> None:

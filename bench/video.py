@@ -1,0 +1,101 @@
+"""Time to write the shaded 720p preview video of a 30 s excerpt, with its song, on one core.
+
+Usage::
+
+    .venv/bin/python -P bench/video.py [--song PATH] [--seconds 30] [--repeats 3]
+                                       [--out bench/results/video.json]
+
+The dance is a real one (the pipeline renders the song with the installed model).
+The process pins itself, and so the ffmpeg it starts, to one CPU core
+(``sched_setaffinity``) and runs ffmpeg's encoder with one thread. For each write it
+reports the wall time and the CPU time of Python and ffmpeg together (the part of the
+core the write used: on a busy machine the wall time is longer than the CPU time by
+the time other processes held the core), with the 1-minute load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from choreo.audio import song_sha256
+from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
+from choreo.video import VideoOptions, write_video
+
+DEMO_SONG = Path(__file__).resolve().parents[1] / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
+
+
+def _cpu_s() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--song", type=Path, default=DEMO_SONG)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/video.json"))
+    args = parser.parse_args(argv)
+
+    options = RenderOptions()
+    features = prepare_song(args.song, options)
+    generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(args.song))
+    motion = finish_motion(generated, options)
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})
+    video = VideoOptions(duration_s=args.seconds, encoder_threads=1)
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.repeats):
+            path = Path(tmp) / "clip.mp4"
+            load = os.getloadavg()[0]
+            wall, cpu = time.perf_counter(), _cpu_s()
+            write_video(
+                motion,
+                path,
+                audio_path=args.song,
+                beat_times=generated.song.beat_times,
+                downbeat_times=generated.song.downbeat_times,
+                options=video,
+            )
+            runs.append(
+                {
+                    "wall_s": round(time.perf_counter() - wall, 3),
+                    "cpu_s": round(_cpu_s() - cpu, 3),
+                    "load_average_1min": round(load, 2),
+                    "size_bytes": path.stat().st_size,
+                }
+            )
+            print(f"video: {runs[-1]}", file=sys.stderr)
+    result = {
+        "benchmark": "video",
+        "song": args.song.name,
+        "excerpt_s": args.seconds,
+        "video": {"width": video.width, "height": video.height, "fps": video.fps, "codec": "h264+aac"},
+        "pinned_to_core": core,
+        "runs": runs,
+        "best_wall_s": min(r["wall_s"] for r in runs),
+        "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: result[k] for k in ("best_wall_s", "median_cpu_s")}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
