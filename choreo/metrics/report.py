@@ -12,7 +12,16 @@ from choreo.metrics.context import CONTEXT_KEYS
 from choreo.metrics.diversity import mean_pairwise_distance, standardiser
 from choreo.metrics.score import DanceScores
 
-__all__ = ["GOALS", "EvalRow", "diversity_report", "format_table", "goal_report", "mean_of", "style_report"]
+__all__ = [
+    "GOALS",
+    "EvalRow",
+    "diversity_report",
+    "format_table",
+    "goal_report",
+    "mean_of",
+    "plan_report",
+    "style_report",
+]
 
 GOALS = {
     "beat_align_min": 0.24,
@@ -67,6 +76,8 @@ class EvalRow:
     beat_align_by_fps: dict[int, float] = field(default_factory=dict)
     context: dict[str, float | None] = field(default_factory=dict)
     """Measures that need the music, the plan or the styles (:mod:`choreo.metrics.context`)."""
+    plan_phrases: tuple[int, ...] | None = None
+    """The library phrase of each segment of the dance's plan, when it danced one."""
 
     def value(self, key: str) -> float | None:
         """One measure by name: a score field, ``reach``, or a context measure."""
@@ -195,6 +206,10 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         "longest_stall_s_max": _rounded(worst_stall),
         "distinct_source_s_per_min_min": _rounded(least_source),
     }
+    plans = plan_report(rows)
+    met["seeds_give_different_plans"] = (
+        all(entry["distinct_plans"] == entry["seeds"] for entry in plans.values()) if plans else None
+    )
     met["longest_song_stall"] = None if worst_stall is None else worst_stall <= GOALS["longest_stall_max_s"]
     met["longest_song_distinct_source"] = (
         None if least_source is None else least_source >= GOALS["distinct_source_s_per_min_min"]
@@ -203,10 +218,34 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         "generated_mean": generated,
         "reference_mean": real,
         "by_style": styles,
+        "plans": plans,
         "longest_song": long_song,
         "goals": dict(GOALS),
         "met": met,
     }
+
+
+def plan_report(rows: Sequence[EvalRow]) -> dict[str, dict[str, Any]]:
+    """Per song with plans: its seeds, its distinct plans, and the share of segments two seeds share.
+
+    Two plans share a segment position when both choose the same phrase there; the
+    share is the mean over pairs of seeds of shared positions over the shorter plan.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for song in sorted({r.song for r in rows if r.plan_phrases is not None}):
+        plans = [r.plan_phrases for r in rows if r.song == song and r.plan_phrases is not None]
+        shared = [
+            float(np.mean(np.asarray(a[: len(b)]) == np.asarray(b[: len(a)])))
+            for i, a in enumerate(plans)
+            for b in plans[i + 1 :]
+            if a and b
+        ]
+        out[song] = {
+            "seeds": len(plans),
+            "distinct_plans": len(set(plans)),
+            "shared_segments": _rounded(float(np.mean(shared))) if shared else None,
+        }
+    return out
 
 
 def _at_least(limit: float) -> Callable[[float], bool]:

@@ -104,3 +104,19 @@ def test_issue_11_goals_compare_each_style_with_its_own_mocap() -> None:
     assert met["beat_align_own_minus_mismatched"] is True and met["style_separability"] is True
     assert met["longest_song_stall"] is True and met["junction_jerk_ratio"] is None
     assert report["longest_song"]["longest_stall_s_max"] == 2.0
+
+
+def test_seeds_that_plan_alike_are_reported() -> None:
+    base = _row("a", 0, skate=0.1, jerk=10, freeze=None, kin=1)
+    rows = [
+        replace(base, seed=0, plan_phrases=(1, 2, 3, 4)),
+        replace(base, seed=1, plan_phrases=(1, 2, 5, 6)),
+        replace(base, song="b", seed=0, plan_phrases=(7, 8)),
+        replace(base, song="b", seed=1, plan_phrases=(7, 8)),
+    ]
+    report = goal_report(rows, [])
+    assert report["plans"]["a"] == {"seeds": 2, "distinct_plans": 2, "shared_segments": 0.5}
+    assert report["plans"]["b"]["distinct_plans"] == 1
+    assert report["met"]["seeds_give_different_plans"] is False
+    assert goal_report(rows[:2], [])["met"]["seeds_give_different_plans"] is True
+    assert goal_report([base], [])["met"]["seeds_give_different_plans"] is None  # no plans: the model
