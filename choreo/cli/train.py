@@ -71,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
     except ChoreoError as exc:
         print(f"choreo train: {exc}", file=sys.stderr)
         return 2
+    final = summary["final_eval"]
+    score = (
+        f"val junction velocity loss {final['val_vel']:.4f}"
+        if "val_vel" in final and "val_free_feat" not in final
+        else f"free-running val feature loss {final['val_free_feat']:.3f}"
+    )
     print(
-        f"trained {summary['steps']} steps in {summary['train_time_s']:.0f} s on {summary['device']}; "
-        f"free-running val feature loss {summary['final_eval']['val_free_feat']:.3f}"
+        f"trained {summary['steps']} steps in {summary['train_time_s']:.0f} s on {summary['device']}; {score}"
     )
     return 0
 
