@@ -171,7 +171,7 @@ class _Painter:
         top = self.camera.height - _STRIP_PX
         start, end = self.span
         for times, colour, height in ((self.beats, (0.55, 0.58, 0.62), 10), (bars, (0.92, 0.92, 0.92), 22)):
-            for x in self._strip_x(times[(times >= start) & (times <= end)]).astype(int):
+            for x in np.asarray(self._strip_x(times[(times >= start) & (times <= end)])).astype(int):
                 background[top + _STRIP_PX - 6 - height : top + _STRIP_PX - 6, x : x + 2] = colour
 
     def _box(self, u0: float, u1: float, v0: float, v1: float) -> tuple[int, int, int, int] | None:
@@ -335,7 +335,7 @@ def write_video(
     *,
     audio_path: Path | None,
     beat_times: np.ndarray,
-    downbeat_times: np.ndarray = (),
+    downbeat_times: np.ndarray | None = None,
     options: VideoOptions = VideoOptions(),
 ) -> Path:
     """Write an MP4 of the dance from ``options.start_s`` for ``options.duration_s`` (or to the end).
@@ -361,7 +361,7 @@ def write_video(
         camera,
         motion.skeleton.parents,
         np.asarray(beat_times),
-        np.asarray(downbeat_times),
+        np.asarray([] if downbeat_times is None else downbeat_times, dtype=float),
         (options.start_s, end_s),
     )
     track = _joint_track(motion, times)
@@ -386,6 +386,7 @@ def write_video(
         "-threads", str(options.encoder_threads), "-movflags", "+faststart", str(path),
     ]  # fmt: skip
     encoder = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert encoder.stdin is not None and encoder.stderr is not None  # both are pipes
     try:
         for joints, t in zip(track, times, strict=True):
             painter.paint(joints, float(t))
@@ -393,7 +394,7 @@ def write_video(
                 encoder.stdin.write(plane.data)
         encoder.stdin.close()
     except BrokenPipeError:
-        pass
+        pass  # ffmpeg stopped early; its message below says why
     error = encoder.stderr.read().decode(errors="replace").strip()
     if encoder.wait() != 0:
         path.unlink(missing_ok=True)
