@@ -2,7 +2,8 @@
 
 ``choreo admin rebuild-index`` rebuilds Redis (keys, tracks, team secrets,
 jobs, batches, routines, pending uploads) from the records in object storage,
-after Redis lost its data; ``sweep-uploads`` deletes abandoned uploads;
+after Redis lost its data, and enqueues the jobs that were in flight again;
+``sweep-uploads`` deletes abandoned uploads;
 ``callback-secret`` makes or rotates a team's callback secret.
 """
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from choreo.service.context import get_context
+    from choreo.service.queue import make_celery
     from choreo.service.rebuild import rebuild_index
     from choreo.service.teams import rotate_callback_secret
     from choreo.service.uploads import sweep_uploads
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         ctx = get_context()
         if args.action == "rebuild-index":
-            counts = rebuild_index(ctx)
+            counts = rebuild_index(ctx, make_celery(ctx.settings, name="choreo-admin"))
             print("rebuilt: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
         elif args.action == "sweep-uploads":
             print(f"swept {sweep_uploads(ctx, older_than_s=args.older_than_s)} objects under uploads/")

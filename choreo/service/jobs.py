@@ -39,6 +39,7 @@ __all__ = [
     "create_batch",
     "create_job",
     "delete_job",
+    "was_deleted",
     "end_job",
     "get_batch",
     "get_job",
@@ -225,6 +226,7 @@ def list_jobs(
 
 def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
     """Remove a job's files (``jobs/<id>/``) and its index entries; returns the objects deleted."""
+    ctx.redis.set(ctx.key("deleted", job.id), "1", ex=24 * 3600)
     removed = ctx.storage.delete_prefix(job_prefix(job.id))
     pipe = ctx.redis.pipeline()
     pipe.delete(ctx.key("job", job.id))
@@ -239,6 +241,11 @@ def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
     )
     pipe.execute()
     return removed
+
+
+def was_deleted(ctx: ServiceContext, job_id: str) -> bool:
+    """Whether a client deleted the job (in the last day), as opposed to the index losing it."""
+    return bool(ctx.redis.exists(ctx.key("deleted", job_id)))
 
 
 # -- batches ------------------------------------------------------------------------------------------------

@@ -94,6 +94,7 @@ class LocalStack:
         self.cpu_concurrency = cpu_concurrency
         self.gpu_concurrency = gpu_concurrency
         self.processes: dict[str, subprocess.Popen] = {}
+        self._commands: dict[str, list[str]] = {}
         self._access_key = f"stack{secrets.token_hex(4)}"
         self._secret_key = secrets.token_hex(16)
         self._ports = dict(
@@ -142,7 +143,8 @@ class LocalStack:
         self.stop()
 
     def _spawn(self, name: str, cmd: list[str]) -> None:
-        log = (self.log_dir / f"{name}.log").open("wb")
+        self._commands[name] = cmd
+        log = (self.log_dir / f"{name}.log").open("ab")
         self.processes[name] = subprocess.Popen(
             cmd, env=self.env, cwd=_REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -216,6 +218,29 @@ class LocalStack:
             if "worker" in name:
                 log = self.log_dir / f"{name}.log"
                 _wait(lambda log=log: b" ready." in log.read_bytes(), name, 90, log)
+
+    def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
+        """Send ``sig`` to one process's group (``seaweed``, ``cpu-worker-0``, ``gpu-worker``...); reap it.
+
+        A group that outlives the signal by 10 s is killed.
+        """
+        proc = self.processes[name]
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def restart(self, name: str) -> None:
+        """Start a killed process again with the same command and ports; return once it answers."""
+        self._spawn(name, self._commands[name])
+        log = self.log_dir / f"{name}.log"
+        if name == "seaweed":
+            _wait(lambda: self.ctx.storage.ensure_bucket() is None, "SeaweedFS S3", 60, log)
+        elif "worker" in name:
+            start = log.stat().st_size
+            _wait(lambda: b" ready." in log.read_bytes()[start:], name, 90, log)
 
     def stop(self) -> None:
         """Stop the workers and the API (SIGTERM), then SeaweedFS (SIGINT, whose graceful stop can hang)."""

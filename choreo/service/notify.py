@@ -3,7 +3,9 @@
 Counts the job's duration for the metrics and enqueues the signed callbacks:
 the job's own, and its batch's once every job of that batch has ended. A batch
 callback is claimed with SET NX, so it is sent once even when two workers end
-the batch's last jobs at the same moment.
+the batch's last jobs at the same moment. A job's announcement is claimed the
+same way and then marked in its record (``announced``), so a stage that later
+finds the job ended without it (its announcer died) makes it, once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from celery import Celery
 
 from choreo.service.context import ServiceContext
-from choreo.service.jobs import batch_status, get_batch
+from choreo.service.jobs import batch_status, get_batch, update_job
 from choreo.service.metrics import record_job_duration
 from choreo.service.queue import enqueue_callback
 from choreo.service.records import JobRecord, now_s
@@ -19,8 +21,31 @@ from choreo.service.records import JobRecord, now_s
 __all__ = ["notify_job_ended"]
 
 
+_CLAIM_S = 120
+"""How long an announcement in progress is held before another process may make it."""
+
+
 def notify_job_ended(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
-    """Record and announce the end of ``job`` (call once, right after the transition)."""
+    """Record and announce the end of ``job``, once (call right after the transition)."""
+    claim = ctx.key("announcing", job.id)
+    if job.announced or not ctx.redis.set(claim, "1", nx=True, ex=_CLAIM_S):
+        return
+    try:
+        _announce(ctx, celery, job)
+    except Exception:
+        ctx.redis.delete(claim)
+        raise
+
+    def mark(record: JobRecord) -> bool:
+        if record.announced:
+            return False
+        record.announced = True
+        return True
+
+    update_job(ctx, job.id, mark)
+
+
+def _announce(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
     record_job_duration(ctx, job.state.value, max((job.finished_at or now_s()) - job.created_at, 0.0))
     if job.callback_url:
         payload = {

@@ -23,6 +23,8 @@ __all__ = [
     "TASK_FINISH",
     "TASK_GENERATE",
     "TASK_PREPARE",
+    "STAGES",
+    "broker_priority",
     "celery_config",
     "enqueue_callback",
     "enqueue_job",
@@ -54,8 +56,8 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
         "worker_prefetch_multiplier": 1,
-        "task_time_limit": settings.job_timeout_s,
-        "task_soft_time_limit": max(settings.job_timeout_s - 30, 1),
+        "task_time_limit": settings.stage_timeout_s,
+        "task_soft_time_limit": max(settings.stage_timeout_s - 5, 1),
         "task_default_queue": CPU_QUEUE,
         "task_routes": {
             TASK_PREPARE: {"queue": CPU_QUEUE},
@@ -65,6 +67,11 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
         },
         "broker_transport_options": {
             "visibility_timeout": settings.visibility_timeout_s,
+            # Look for messages past their visibility timeout every 5 s (kombu's default is every 100 s),
+            # so a killed worker's stages come back visibility_timeout_s + 5 s after they were taken.
+            "unacked_restore_interval": 5,
+            "unacked_restore_throttle": 1,
+            "unacked_mutex_expire": 30,
             "priority_steps": PRIORITY_STEPS,
             "sep": _PRIORITY_SEP,
             "queue_order_strategy": "priority",
@@ -83,21 +90,39 @@ def make_celery(settings: ServiceSettings, *, name: str = "choreo") -> Celery:
     return app
 
 
-def _broker_priority(priority: int) -> int:
-    # Our priority: 9 is most urgent. Redis transport: 0 is served first.
-    return 9 - priority
+STAGES = (TASK_PREPARE, TASK_GENERATE, TASK_FINISH)
+"""A job's stages in order."""
 
 
-def enqueue_job(app: Celery, job: JobRecord) -> str:
-    """Send the job's three stages as one chain; returns the chain's last task id.
+def broker_priority(priority: int, stage: str) -> int:
+    """The Redis transport's priority (0 is served first) of a job's stage.
+
+    A job's later stages go before every job's first stage, so an album's
+    first songs finish while the rest queue: ``finish`` (sharing the CPU queue
+    with ``prepare``) always takes step 0; ``prepare`` and ``generate`` take
+    steps 1-9 by the job's priority (9, the most urgent, is step 1).
+    """
+    if stage == TASK_FINISH:
+        return 0
+    return 1 + (9 - priority) * 8 // 9
+
+
+def enqueue_job(app: Celery, job: JobRecord, *, first_stage: str = TASK_PREPARE) -> str:
+    """Send the job's stages from ``first_stage`` on as one chain; returns the chain's last task id.
 
     Call only after the job record is written, so a worker never finds no record.
+    The rebuild starts a job that was in flight again from the stage it was in.
     """
-    priority = _broker_priority(job.priority)
+    queues = {TASK_PREPARE: CPU_QUEUE, TASK_GENERATE: GPU_QUEUE, TASK_FINISH: CPU_QUEUE}
     steps = [
-        app.signature(TASK_PREPARE, args=(job.id,), queue=CPU_QUEUE, priority=priority, immutable=True),
-        app.signature(TASK_GENERATE, args=(job.id,), queue=GPU_QUEUE, priority=priority, immutable=True),
-        app.signature(TASK_FINISH, args=(job.id,), queue=CPU_QUEUE, priority=priority, immutable=True),
+        app.signature(
+            name,
+            args=(job.id,),
+            queue=queues[name],
+            priority=broker_priority(job.priority, name),
+            immutable=True,
+        )
+        for name in STAGES[STAGES.index(first_stage) :]
     ]
     return chain(*steps).apply_async().id
 

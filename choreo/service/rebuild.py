@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import time
 
+from celery import Celery
+
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import index_batch, index_job
 from choreo.service.keys import index_key
+from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE, enqueue_job
 from choreo.service.records import (
     ApiKeyRecord,
     BatchRecord,
@@ -19,6 +22,7 @@ from choreo.service.records import (
     RoutineRecord,
     TeamSecretRecord,
     TrackRecord,
+    job_prefix,
     team_secret_key,
 )
 from choreo.service.routines import index_routine
@@ -26,12 +30,36 @@ from choreo.service.teams import index_team_secret
 from choreo.service.tracks import index_track
 from choreo.service.uploads import PendingUpload, index_upload
 
-__all__ = ["rebuild_index"]
+__all__ = ["rebuild_index", "resume_stage"]
 
 
-def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
-    """Index everything the bucket records; returns how many of each kind were indexed."""
-    counts = {"keys": 0, "tracks": 0, "team_secrets": 0, "jobs": 0, "batches": 0, "routines": 0, "uploads": 0}
+def resume_stage(ctx: ServiceContext, job: JobRecord) -> str:
+    """The stage an unfinished job goes on from: the first whose output is not stored yet."""
+    stored = set(ctx.storage.list_keys(f"{job_prefix(job.id)}work/"))
+    if f"{job_prefix(job.id)}work/generated.npz" in stored:
+        return TASK_FINISH
+    if f"{job_prefix(job.id)}work/features.npz" in stored:
+        return TASK_GENERATE
+    return TASK_PREPARE
+
+
+def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str, int]:
+    """Index everything the bucket records; returns how many of each kind were indexed.
+
+    With ``celery``, every job that had not ended is enqueued again from the
+    stage it had reached (the queue lived in the same Redis and went with it);
+    a stage that runs twice writes the same objects and a job ends once.
+    """
+    counts = {
+        "keys": 0,
+        "tracks": 0,
+        "team_secrets": 0,
+        "jobs": 0,
+        "batches": 0,
+        "routines": 0,
+        "uploads": 0,
+        "resumed": 0,
+    }
     max_seq = 0
     for key in ctx.storage.list_keys("keys/"):
         if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
@@ -74,4 +102,9 @@ def rebuild_index(ctx: ServiceContext) -> dict[str, int]:
     current = int(ctx.redis.get(ctx.key("seq")) or 0)
     if max_seq > current:
         ctx.redis.set(ctx.key("seq"), max_seq)
+    if celery is not None:
+        for job in jobs:
+            if not job.terminal:
+                enqueue_job(celery, job, first_stage=resume_stage(ctx, job))
+                counts["resumed"] += 1
     return counts

@@ -152,6 +152,7 @@ class JobRecord(BaseModel):
     created_at: float = Field(default_factory=now_s)
     started_at: float | None = None
     finished_at: float | None = None
+    announced: bool = Field(default=False, description="Its end was counted and its callbacks queued.")
 
     @field_validator("summary", mode="before")
     @classmethod

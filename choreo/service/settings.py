@@ -74,20 +74,31 @@ class ServiceSettings(BaseSettings):
     callback_max_attempts: int = Field(default=6, ge=1)
     callback_timeout_s: float = Field(default=10.0, gt=0)
 
-    job_timeout_s: int = Field(default=3600, gt=0, description="Longest any one task may run.")
-    visibility_timeout_s: int = Field(
-        default=0, ge=0, description="Broker re-delivery delay; 0 derives twice job_timeout_s."
+    stage_timeout_s: int = Field(
+        default=75,
+        gt=0,
+        description="Longest one stage (prepare, generate, finish) may run; prefork pools kill it.",
     )
-    task_max_retries: int = Field(default=5, ge=0, description="Retries of a task on transient errors.")
+    visibility_timeout_s: int = Field(
+        default=0,
+        ge=0,
+        description="How long a taken task may go unacknowledged before the broker hands it out again; "
+        "0 derives stage_timeout_s + 15. This is how a killed worker's stages come back.",
+    )
+    task_max_retries: int = Field(default=8, ge=0, description="Retries of a stage on transient errors.")
+    retry_backoff_cap_s: int = Field(
+        default=30, gt=0, description="Longest wait between two tries; stays under the visibility timeout."
+    )
 
     @model_validator(mode="after")
     def _derive_and_refuse(self) -> ServiceSettings:
         if self.visibility_timeout_s == 0:
-            self.visibility_timeout_s = 2 * self.job_timeout_s
-        if self.visibility_timeout_s <= self.job_timeout_s:
+            self.visibility_timeout_s = self.stage_timeout_s + 15
+        if self.visibility_timeout_s <= max(self.stage_timeout_s, self.retry_backoff_cap_s):
             raise ValueError(
-                f"visibility_timeout_s ({self.visibility_timeout_s}) must exceed job_timeout_s "
-                f"({self.job_timeout_s}), or a running job is delivered twice"
+                f"visibility_timeout_s ({self.visibility_timeout_s}) must exceed stage_timeout_s "
+                f"({self.stage_timeout_s}) and retry_backoff_cap_s ({self.retry_backoff_cap_s}), "
+                "or a running or waiting stage is handed out twice"
             )
         if self.environment != "development":
             for name in ("s3_access_key", "s3_secret_key"):

@@ -2,7 +2,8 @@
 
 Every failure becomes a :class:`~choreo.errors.StorageError`; those that trying
 again could fix (timeouts, refused connections, 5xx answers) stay ``transient``
-so workers retry them, and a missing object is reported as ``None`` or
+so workers retry them (boto3's transfer errors too, which are not botocore's),
+and a missing object is reported as ``None`` or
 :class:`ObjectMissing`, never as an exception from botocore.
 """
 
@@ -16,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from boto3.exceptions import Boto3Error
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from s3transfer.exceptions import RetriesExceededError as TransferRetriesExceededError
 
 from choreo.errors import StorageError
 from choreo.service.settings import ServiceSettings
@@ -26,6 +29,10 @@ from choreo.service.settings import ServiceSettings
 __all__ = ["ObjectMissing", "Storage", "StreamingUpload"]
 
 _MISSING_CODES = {"404", "NoSuchKey", "NotFound", "NoSuchUpload"}
+
+_TRANSFER_ERRORS = (ClientError, BotoCoreError, Boto3Error, TransferRetriesExceededError)
+"""What boto3's managed transfers raise: besides botocore's own, ``S3UploadFailedError`` (a 5xx
+during an upload) and the retries-exceeded errors of a download; all but a client error can heal."""
 
 
 class ObjectMissing(StorageError):
@@ -44,6 +51,9 @@ def _wrap(exc: Exception, action: str, key: str) -> StorageError:
         err = StorageError(f"storage refused to {action} {key!r}: {code or status}")
         err.transient = status >= 500 or status in (408, 429) or code in ("SlowDown", "RequestTimeout")
         return err
+    cause = exc.__context__ if isinstance(exc, Boto3Error) and exc.__context__ is not None else exc
+    if isinstance(cause, ClientError) and cause is not exc:
+        return _wrap(cause, action, key)
     return StorageError(f"storage unreachable while trying to {action} {key!r}: {exc}")
 
 
@@ -161,13 +171,13 @@ class Storage:
             self._client.upload_file(
                 str(path), self.bucket, key, ExtraArgs={"ContentType": content_type}, Config=self._transfer
             )
-        except (ClientError, BotoCoreError) as exc:
+        except _TRANSFER_ERRORS as exc:
             raise _wrap(exc, "upload", key) from exc
 
     def download_file(self, key: str, path: Path) -> None:
         try:
             self._client.download_file(self.bucket, key, str(path), Config=self._transfer)
-        except (ClientError, BotoCoreError) as exc:
+        except _TRANSFER_ERRORS as exc:
             raise _wrap(exc, "download", key) from exc
 
     def size_bytes(self, key: str) -> int | None:
@@ -220,7 +230,7 @@ class Storage:
             self._client.copy(
                 {"Bucket": self.bucket, "Key": source_key}, self.bucket, dest_key, Config=self._transfer
             )
-        except (ClientError, BotoCoreError) as exc:
+        except _TRANSFER_ERRORS as exc:
             raise _wrap(exc, "copy", source_key) from exc
 
     # -- listing and deleting -----------------------------------------------------------------------------

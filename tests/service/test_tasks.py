@@ -88,7 +88,7 @@ def test_a_transient_error_that_persists_fails_the_job_after_the_retries(
     failed = get_job(stack.ctx, job.id)
     assert failed.state == JobState.FAILED
     assert failed.error_code == "storage_error"
-    assert "gave up after retries" in failed.error_message
+    assert failed.error_message == "a service it needs stayed unavailable"
     assert len(calls) == get_service_settings().task_max_retries + 1
 
 

@@ -92,10 +92,10 @@ def test_settings_refuse_default_secrets_outside_development_and_a_short_visibil
         ServiceSettings(
             environment="production", s3_access_key="k", s3_secret_key="s", callback_allow_loopback=True
         )
-    ok = ServiceSettings(environment="production", s3_access_key="k", s3_secret_key="s", job_timeout_s=100)
-    assert ok.visibility_timeout_s == 200
+    ok = ServiceSettings(environment="production", s3_access_key="k", s3_secret_key="s", stage_timeout_s=100)
+    assert ok.visibility_timeout_s == 115
     with pytest.raises(ValidationError, match="visibility_timeout_s"):
-        ServiceSettings(job_timeout_s=100, visibility_timeout_s=50)
+        ServiceSettings(stage_timeout_s=100, visibility_timeout_s=50)
 
 
 def test_artifact_names_are_safe_file_stems() -> None:
@@ -175,3 +175,39 @@ def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
     assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
     assert safe_url("https://user:pw@hooks.example/x?y=1") == "https://***@hooks.example/x?y=1"
     assert safe_url("https://hooks.example/x") == "https://hooks.example/x"
+
+
+def test_boto3_transfer_errors_are_storage_errors_and_a_5xx_under_them_is_transient() -> None:
+    from boto3.exceptions import S3UploadFailedError
+    from botocore.exceptions import ClientError
+
+    from choreo.service.storage import _wrap
+    from worker.tasks import is_transient
+
+    def upload_failure(status: int) -> S3UploadFailedError:
+        answer = {"Error": {"Code": "InternalError"}, "ResponseMetadata": {"HTTPStatusCode": status}}
+        try:
+            try:
+                raise ClientError(answer, "PutObject")
+            except ClientError as exc:
+                raise S3UploadFailedError("Failed to upload") from exc
+        except S3UploadFailedError as exc:
+            return exc
+
+    assert is_transient(_wrap(upload_failure(500), "upload", "k"))
+    assert not is_transient(_wrap(upload_failure(403), "upload", "k"))
+    assert is_transient(ConnectionResetError("reset by peer"))
+    from kombu.exceptions import OperationalError
+
+    assert is_transient(OperationalError("publish failed"))
+
+
+def test_later_stages_go_before_first_stages_and_priority_orders_the_rest() -> None:
+    from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE, broker_priority
+
+    # The Redis transport serves step 0 first.
+    assert broker_priority(0, TASK_FINISH) == broker_priority(9, TASK_FINISH) == 0
+    prepares = [broker_priority(p, TASK_PREPARE) for p in range(10)]
+    assert all(1 <= step <= 9 for step in prepares)
+    assert prepares == sorted(prepares, reverse=True) and prepares[9] < prepares[0]
+    assert broker_priority(5, TASK_GENERATE) == broker_priority(5, TASK_PREPARE)

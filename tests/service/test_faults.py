@@ -1,0 +1,330 @@
+"""Fault injection: a stack of its own (its own redis-server too) with short timeouts, loopback only.
+
+Each test breaks one thing while short songs render: a worker SIGKILLed mid-stage
+(CPU, GPU), Redis killed and restarted, the S3 server stopped for 30 s, Redis
+emptied and rebuilt, a storage write failing once at each stage boundary. Each
+asserts that every job ended done (none stuck), storage and Redis agree, the
+BVH parses, and each job got exactly one callback.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+import soundfile as sf
+
+from choreo.motion.bvh_reader import read_bvh
+from choreo.service.callbacks import verify
+from choreo.service.keys import create_key
+from choreo.service.localstack import LocalStack, free_ports
+from choreo.service.teams import rotate_callback_secret
+from tests.service.helpers import MUSIC, REPO_ROOT, SONGS
+
+pytestmark = [pytest.mark.service, pytest.mark.faults]
+
+CUT_S = 6.0
+SOURCES = [
+    SONGS["hungarian"],
+    SONGS["vibe_ace"],
+    SONGS["freezingpoint"],
+    *sorted((MUSIC / "gpl").glob("hedgewars*.ogg")),
+]
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    events: list[dict] = []
+    secret = ""
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        stamp, signature = int(self.headers["X-Choreo-Timestamp"]), self.headers["X-Choreo-Signature"]
+        assert verify(type(self).secret, stamp, body, signature)
+        type(self).events.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@dataclass
+class FaultStack:
+    local: LocalStack
+    redis_cmd: list[str]
+    redis_proc: subprocess.Popen
+    token: str
+    callback_url: str
+    songs: list[Path]
+    used: int = 0
+    rendered: list[str] = field(default_factory=list)
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.local.api_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30
+        )
+
+    def kill_redis(self) -> None:
+        self.redis_proc.send_signal(signal.SIGKILL)
+        self.redis_proc.wait(timeout=10)
+
+    def start_redis(self) -> None:
+        self.redis_proc = subprocess.Popen(self.redis_cmd, stdout=subprocess.DEVNULL, start_new_session=True)
+        client = redis.Redis.from_url(self.local.env["CHOREO_REDIS_URL"])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if client.ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.2)
+        raise AssertionError("the test's redis-server did not come back")
+
+    def upload(self, n: int) -> list[str]:
+        """Upload ``n`` songs not rendered before; returns their SHA-256s."""
+        picked = self.songs[self.used : self.used + n]
+        self.used += n
+        assert len(picked) == n, "out of test songs"
+        shas = []
+        with self.client() as client:
+            for path in picked:
+                with path.open("rb") as fh:
+                    answer = client.post("/v1/tracks", files={"file": (path.name, fh, "audio/wav")})
+                assert answer.status_code == 201, answer.text
+                shas.append(answer.json()["sha256"])
+        return shas
+
+    def submit(self, n: int) -> list[str]:
+        """Upload ``n`` new songs and submit them as one album with a callback; returns the job ids."""
+        shas = self.upload(n)
+        with self.client() as client:
+            answer = client.post("/v1/jobs", json={"tracks": shas, "callback_url": self.callback_url})
+            assert answer.status_code == 202, answer.text
+        return [j["id"] for j in answer.json()["jobs"]]
+
+    def wait_for_state(self, job_ids: list[str], states: set[str], timeout_s: float = 120) -> None:
+        """Wait until any of the jobs is in one of ``states`` (a stage is under way)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for job_id in job_ids:
+                raw = self.local.ctx.redis.get(self.local.ctx.key("job", job_id))
+                if raw and json.loads(raw)["state"] in states:
+                    return
+            time.sleep(0.1)
+        raise AssertionError(f"no job reached {states} within {timeout_s} s")
+
+    def assert_all_done_once(
+        self, job_ids: list[str], timeout_s: float = 240, *, callbacks: bool = True
+    ) -> None:
+        """Every job done (none stuck), storage equal to Redis, the BVH parses, one callback each."""
+        ctx = self.local.ctx
+        deadline = time.monotonic() + timeout_s
+        jobs: dict[str, dict] = {}
+        while time.monotonic() < deadline:
+            try:
+                with self.client() as client:
+                    jobs = {j: client.get(f"/v1/jobs/{j}").json() for j in job_ids}
+            except (httpx.HTTPError, json.JSONDecodeError):
+                jobs = {}
+            if len(jobs) == len(job_ids) and all(
+                j.get("state") in ("done", "failed", "cancelled") for j in jobs.values()
+            ):
+                break
+            time.sleep(0.5)
+        states = {j: (v.get("state"), v.get("error_code"), v.get("error_message")) for j, v in jobs.items()}
+        assert all(s[0] == "done" for s in states.values()) and len(states) == len(job_ids), states
+        for job_id in job_ids:
+            stored = ctx.storage.get_json(f"jobs/{job_id}/job.json")
+            assert stored["state"] == "done" and stored["announced"], (job_id, stored["state"])
+            bvh = next(k for k in ctx.storage.list_keys(f"jobs/{job_id}/") if k.endswith(".bvh"))
+            path = self.local.root / f"{job_id}.bvh"
+            ctx.storage.download_file(bvh, path)
+            assert read_bvh(path).frames.shape[0] == round(CUT_S * 30), job_id
+        if not callbacks:
+            return
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not set(job_ids) <= self._called():
+            time.sleep(0.5)
+        time.sleep(3)  # room for a second, wrong callback to arrive
+        calls = [e["job_id"] for e in _Receiver.events if e["event"] == "job.finished"]
+        assert all(calls.count(j) == 1 for j in job_ids), {j: calls.count(j) for j in job_ids}
+
+    def _called(self) -> set[str]:
+        return {e["job_id"] for e in _Receiver.events if e["event"] == "job.finished"}
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    root = tmp_path_factory.mktemp("faults")
+    songs = []
+    for i, source in enumerate(SOURCES):
+        if not source.is_file():
+            continue
+        for part in range(3):  # three distinct cuts of each song, from 10 s in
+            rate = sf.info(source).samplerate
+            start = int((10 + part * CUT_S) * rate)
+            data, _ = sf.read(source, start=start, frames=int(CUT_S * rate), dtype="float32")
+            songs.append(root / f"cut{i}_{part}_{source.stem[:20]}.wav")
+            sf.write(songs[-1], data, rate)
+    if len(songs) < 30:
+        pytest.skip(f"shared music not found under {MUSIC}")
+    (redis_port,) = free_ports(1)
+    redis_dir = root / "redis"
+    redis_dir.mkdir()
+    redis_cmd = [
+        "redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--dir", str(redis_dir),
+        "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+    ]  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    local = LocalStack(
+        root / "stack",
+        f"redis://127.0.0.1:{redis_port}/0",
+        cpu_workers=1,
+        cpu_concurrency=2,
+        gpu_concurrency=2,
+        env={
+            "CHOREO_STAGE_TIMEOUT_S": "15",
+            "CHOREO_VISIBILITY_TIMEOUT_S": "20",
+            "CHOREO_RETRY_BACKOFF_CAP_S": "4",
+            "CHOREO_TASK_MAX_RETRIES": "40",  # 4 s apart: outlasts the 30 s stop and the restart
+            "CHOREO_CALLBACK_MAX_ATTEMPTS": "20",
+            "CHOREO_CALLBACK_ALLOW_LOOPBACK": "true",
+            "CHOREO_ENGINE_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+        },
+    )
+    stack = FaultStack(
+        local=local,
+        redis_cmd=redis_cmd,
+        redis_proc=subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL, start_new_session=True),
+        token="",
+        callback_url=f"http://127.0.0.1:{server.server_address[1]}/hook",
+        songs=songs,
+    )
+    try:
+        stack.start_redis()
+        stack.kill_redis()
+        stack.start_redis()
+        with local:
+            stack.token = create_key(local.ctx, team="faults", name="faults", scopes=["content"])[1]
+            _Receiver.secret = rotate_callback_secret(local.ctx, "faults").secret
+            yield stack
+    finally:
+        server.shutdown()
+        if stack.redis_proc.poll() is None:
+            stack.kill_redis()
+
+
+@pytest.mark.parametrize(("worker", "state"), [("cpu-worker-0", "decoding"), ("gpu-worker", "generating")])
+def test_a_sigkilled_worker_s_jobs_finish_once_after_its_restart(
+    faults: FaultStack, worker: str, state: str
+) -> None:
+    jobs = faults.submit(3)
+    faults.wait_for_state(jobs, {state})
+    faults.local.kill(worker, signal.SIGKILL)
+    time.sleep(2)
+    faults.local.restart(worker)
+    faults.assert_all_done_once(jobs, timeout_s=120)
+
+
+def test_redis_killed_and_restarted(faults: FaultStack) -> None:
+    jobs = faults.submit(3)
+    faults.wait_for_state(jobs, {"decoding", "generating"})
+    faults.kill_redis()
+    time.sleep(5)
+    faults.start_redis()
+    faults.assert_all_done_once(jobs)
+
+
+def test_the_s3_server_stopped_for_30_s(faults: FaultStack) -> None:
+    jobs = faults.submit(3)
+    faults.wait_for_state(jobs, {"decoding", "generating"})
+    faults.local.kill("seaweed", signal.SIGINT)
+    time.sleep(30)
+    faults.local.restart("seaweed")
+    faults.assert_all_done_once(jobs)
+
+
+def test_redis_emptied_and_rebuilt_with_jobs_in_flight(faults: FaultStack) -> None:
+    jobs = faults.submit(3)
+    faults.wait_for_state(jobs, {"decoding", "generating"})
+    faults.local.ctx.redis.flushdb()
+    run = subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "admin", "rebuild-index"],
+        env=faults.local.env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "resumed" in run.stdout
+    faults.assert_all_done_once(jobs)
+
+
+def _failing_once(write: Callable[..., None], nth: int, counter: list[int]) -> Callable[..., None]:
+    def flaky(*args: object, **kwargs: object) -> None:
+        counter[0] += 1
+        if counter[0] == nth:
+            from choreo.errors import StorageError
+
+            raise StorageError("injected: storage refused this write once")
+        write(*args, **kwargs)
+
+    return flaky
+
+
+@pytest.mark.parametrize("nth", range(1, 9))
+def test_a_storage_write_failing_once_at_each_stage_boundary(
+    faults: FaultStack, monkeypatch: pytest.MonkeyPatch, nth: int
+) -> None:
+    """The stages run here, eagerly, on the stack's storage; the job's nth write fails once.
+
+    The job is recorded but not enqueued, so only these calls render it, and it
+    has no callback (an eager task here must not publish anywhere).
+    """
+    from choreo.service.context import ServiceContext
+    from choreo.service.jobs import create_job
+    from choreo.service.records import JobOptions, JobRecord, new_id
+    from choreo.service.tracks import get_track
+    from worker import tasks
+
+    ctx = ServiceContext.from_settings(faults.local.ctx.settings)
+    (sha,) = faults.upload(1)
+    track = get_track(ctx, "faults", sha)
+    options = JobOptions()
+    job = create_job(
+        ctx,
+        JobRecord(
+            id=new_id("job"),
+            team="faults",
+            track_sha256=sha,
+            track_ext=track.ext,
+            track_name=track.filename,
+            options=options,
+            fingerprint=options.fingerprint(sha),
+        ),
+    )
+    counter = [0]
+    monkeypatch.setattr(ctx.storage, "put_json", _failing_once(ctx.storage.put_json, nth, counter))
+    monkeypatch.setattr(ctx.storage, "upload_file", _failing_once(ctx.storage.upload_file, nth, counter))
+    monkeypatch.setattr(tasks, "get_context", lambda: ctx)
+    for task in (tasks.prepare, tasks.generate, tasks.finish):
+        task.apply(args=(job.id,))
+    assert counter[0] > nth, f"the job made only {counter[0]} writes"
+    faults.assert_all_done_once([job.id], callbacks=False)
