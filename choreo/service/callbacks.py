@@ -81,7 +81,7 @@ def check_target(url: str, *, allow_loopback: bool) -> None:
     except (OSError, ValueError) as exc:
         raise CallbackError(f"callback host {parts.hostname!r} does not resolve: {exc}") from exc
     for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         if _forbidden(address, allow_loopback):
             raise CallbackRefused(
                 f"callback host {parts.hostname!r} resolves to {address}, which is not a public address"
