@@ -37,11 +37,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from choreo.errors import EngineError
+
+if TYPE_CHECKING:
+    from engines.settings import ShapeProfile
+    from engines.state import StateRows
 
 __all__ = [
     "MAX_CHUNK_FRAMES",
@@ -132,9 +136,42 @@ class ModelSpec:
 
 
 class Engine(Protocol):
-    """A loaded model that runs chunks of frames for a batch of sequences."""
+    """A loaded model that runs chunks of frames for a batch of sequences.
+
+    What the sequence batcher relies on, and every backend provides:
+
+    * the state of ``initial_state(batch)`` and of ``run`` is a mapping of
+      batch-first tensors (row ``i`` of each is sequence ``i``), whose rows
+      ``state_rows`` takes, puts and zeroes on the state's own device;
+    * ``profile`` is the range of ``(batch, frames)`` the engine runs (a
+      TensorRT engine serves one shape profile), or None for any batch and any
+      chunk of :data:`MIN_CHUNK_FRAMES` to :data:`MAX_CHUNK_FRAMES` frames;
+    * ``prepares_shapes`` is True where each new batch shape costs a one-time
+      preparation (a CUDA graph capture, just-in-time kernels), which a warm-up
+      pays before the first song.
+    """
 
     spec: ModelSpec
+
+    @property
+    def name(self) -> str:
+        """The backend's name, as in reports (``onnxruntime``, ``torch-cuda``, ``tensorrt``)."""
+        ...
+
+    @property
+    def state_rows(self) -> StateRows:
+        """Row operations on this backend's state (:mod:`engines.state`)."""
+        ...
+
+    @property
+    def profile(self) -> ShapeProfile | None:
+        """The ``(batch, frames)`` range the engine runs; None for any batch."""
+        ...
+
+    @property
+    def prepares_shapes(self) -> bool:
+        """Whether each new batch shape costs a one-time preparation worth a warm-up."""
+        ...
 
     def initial_state(self, batch: int) -> Any:
         """The state that starts ``batch`` new dances."""

@@ -43,7 +43,6 @@ from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
 from engines.base import MAX_CHUNK_FRAMES, Engine
 from engines.runner import check_chunk_frames, input_columns, pack_song, song_frames
-from engines.state import put_rows, take_rows, zero_rows
 
 __all__ = ["BatcherStats", "SequenceBatcher", "process_batcher"]
 
@@ -97,7 +96,7 @@ class SequenceBatcher:
         if max_batch < 1:
             raise ParameterError(f"max_batch must be at least 1, got {max_batch}")
         check_chunk_frames(chunk_frames)
-        profile = getattr(engine, "profile", None)  # TensorRT engines serve one shape profile
+        profile = engine.profile  # a TensorRT engine serves one shape profile
         if profile is not None and not profile.contains(max_batch, chunk_frames):
             raise ParameterError(
                 f"the engine's profile ({profile.min}..{profile.max}, batch x frames) cannot run "
@@ -109,6 +108,7 @@ class SequenceBatcher:
         self.spec = engine.spec
         self.stats = BatcherStats()
         self._pool = engine.initial_state(max_batch)
+        self._rows = engine.state_rows
         self._free_slots = list(range(max_batch - 1, -1, -1))
         self._columns = input_columns(engine.spec)
         width = max(cols.stop for cols in self._columns.values())
@@ -230,7 +230,7 @@ class SequenceBatcher:
             new_slots.append(song.slot)
             self._active.append(song)
         if new_slots:
-            zero_rows(self._pool, new_slots)
+            self._rows.zero(self._pool, new_slots)
         self._active.sort(key=lambda s: s.slot)
         return list(self._active)
 
@@ -264,7 +264,7 @@ class SequenceBatcher:
         rows = [song.slot for song in batch]
         start = time.perf_counter()
         try:
-            poses, new_state = self.engine.run(inputs, take_rows(self._pool, rows))
+            poses, new_state = self.engine.run(inputs, self._rows.take(self._pool, rows))
         except Exception:  # one song may have broken the call: find it, keep the others
             self.stats.engine_s += time.perf_counter() - start
             self._isolate(batch)
@@ -272,7 +272,7 @@ class SequenceBatcher:
         self.stats.engine_s += time.perf_counter() - start
         self.stats.calls += 1
         self.stats.rows += size
-        put_rows(self._pool, rows, new_state)
+        self._rows.put(self._pool, rows, new_state)
         for row, song in enumerate(batch):
             self._advance(song, poses[row])
 
@@ -281,13 +281,13 @@ class SequenceBatcher:
             self.stats.isolation_retries += 1
             single = self._inputs(slice(row, row + 1))
             try:
-                poses, new_state = self.engine.run(single, take_rows(self._pool, [song.slot]))
+                poses, new_state = self.engine.run(single, self._rows.take(self._pool, [song.slot]))
             except Exception as exc:
                 self._fail(song, exc)
                 continue
             self.stats.calls += 1
             self.stats.rows += 1
-            put_rows(self._pool, [song.slot], new_state)
+            self._rows.put(self._pool, [song.slot], new_state)
             self._advance(song, poses[0])
 
     def _advance(self, song: _Song, poses: np.ndarray) -> None:
@@ -346,7 +346,7 @@ def process_batcher() -> SequenceBatcher:
                 max_batch=settings.max_batch,
                 chunk_frames=get_settings().chunk_frames,
             )
-            if getattr(batcher.engine, "name", "") != "onnxruntime":
+            if batcher.engine.prepares_shapes:
                 batcher.warm_up()
             _PROCESS_BATCHER = batcher
         return _PROCESS_BATCHER

@@ -117,8 +117,8 @@ def _runs(rows: np.ndarray) -> list[tuple[int, int, int]]:
 class DeviceRows:
     """Batch-first float32 rows in device memory: one state tensor of ``batch`` sequences.
 
-    Implements the row protocol of :mod:`engines.state` (``take_rows``,
-    ``put_rows``, ``zero_rows``, ``concat``) with device-to-device copies, so the
+    Takes, puts and zeroes rows (``take_rows``, ``put_rows``, ``zero_rows``, used
+    by :data:`engines.state.DEVICE_ROWS`) with device-to-device copies, so the
     batcher moves state between songs without touching the host.
     """
 
@@ -195,13 +195,3 @@ class DeviceRows:
                     self.ptr + first * self.row_bytes, 0, count * self.row_bytes, _DEFAULT_STREAM
                 )
             )
-
-    @classmethod
-    def concat(cls, parts: Sequence[DeviceRows]) -> DeviceRows:
-        """Rows of several states one after another."""
-        out = cls(sum(p.batch for p in parts), parts[0].row_shape)
-        offset = 0
-        for part in parts:
-            out._copy(out.ptr + offset, part.ptr, part.batch * part.row_bytes)
-            offset += part.batch * part.row_bytes
-        return out

@@ -15,6 +15,8 @@ from engines.base import (
     ModelSpec,
     check_chunk,
 )
+from engines.settings import ShapeProfile
+from engines.state import NUMPY_ROWS
 
 __all__ = ["OnnxRuntimeEngine"]
 
@@ -31,6 +33,9 @@ class OnnxRuntimeEngine:
     """
 
     name = "onnxruntime"
+    state_rows = NUMPY_ROWS
+    profile: ShapeProfile | None = None  # any batch
+    prepares_shapes = False
 
     def __init__(self, model_path: Path, *, threads: int = 2) -> None:
         import onnxruntime as ort

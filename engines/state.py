@@ -1,12 +1,15 @@
 """Row operations on engine state, for batching many songs into one engine call.
 
-Every state tensor is batch-first: row ``i`` of each tensor belongs to sequence
-``i``. The batcher keeps one pool of rows (a slot per song in flight) and, for
-every engine call, takes the rows of the songs it runs and puts the new state
-back. These helpers do that for any backend's state without moving it off its
-device: numpy arrays (ONNX Runtime), torch tensors (torch-cuda) and objects
-that provide ``take_rows`` / ``put_rows`` / ``zero_rows`` themselves (the
-TensorRT backend's device buffers).
+Every engine's state is batch-first: row ``i`` of each tensor belongs to
+sequence ``i`` (the contract, :class:`engines.base.Engine`). The batcher keeps
+one pool of rows (a slot per song in flight) and, for every engine call, takes
+the rows of the songs it runs and puts the new state back, through the
+engine's ``state_rows``, without moving the state off its device:
+
+* :data:`NUMPY_ROWS` for numpy arrays (ONNX Runtime);
+* :data:`TORCH_ROWS` for torch tensors on any device (torch-cuda);
+* :data:`DEVICE_ROWS` for :class:`~engines.cuda_memory.DeviceRows` (TensorRT),
+  which copy rows on the GPU themselves.
 """
 
 from __future__ import annotations
@@ -18,13 +21,10 @@ import numpy as np
 
 from choreo.errors import EngineError
 
-__all__ = ["concat_states", "put_rows", "state_batch", "take_rows", "zero_rows"]
+__all__ = ["DEVICE_ROWS", "NUMPY_ROWS", "TORCH_ROWS", "StateRows"]
 
 State = Mapping[str, Any]
-
-
-def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch")
+Rows = Sequence[int] | np.ndarray
 
 
 def _contiguous(rows: np.ndarray) -> slice | None:
@@ -34,92 +34,81 @@ def _contiguous(rows: np.ndarray) -> slice | None:
     return None
 
 
-class _Indexer:
-    """Row indices in the form each tensor wants, made once per device for one call."""
-
-    def __init__(self, rows: np.ndarray) -> None:
-        self.rows = rows
-        self._by_device: dict[Any, Any] = {}
-
-    def __call__(self, x: Any) -> Any:
-        if not _is_torch(x):
-            return self.rows
-        if x.device not in self._by_device:
-            import torch
-
-            self._by_device[x.device] = torch.as_tensor(self.rows, dtype=torch.long).to(x.device)
-        return self._by_device[x.device]
-
-
-def state_batch(state: State) -> int:
-    """Number of sequences (rows) in a state; raises when tensors disagree."""
-    sizes = {name: int(value.shape[0]) for name, value in state.items()}
-    if len(set(sizes.values())) > 1:
-        raise EngineError(f"state tensors disagree on the batch size: {sizes}")
-    return next(iter(sizes.values()), 0)
-
-
-def take_rows(state: State, rows: Sequence[int] | np.ndarray) -> dict[str, Any]:
-    """The state of the sequences at ``rows``, in that order, on the same device.
-
-    A contiguous run of rows is returned as a view (no copy): treat the result
-    as read-only, which every backend's ``run`` does.
-    """
-    idx = np.asarray(rows, dtype=np.int64)
-    span = _contiguous(idx)
-    index = _Indexer(idx)
-    out: dict[str, Any] = {}
-    for name, value in state.items():
-        if hasattr(value, "take_rows"):
-            out[name] = value.take_rows(idx)
-        elif span is not None:
-            out[name] = value[span]
-        else:
-            out[name] = value[index(value)]
-    return out
-
-
-def put_rows(dst: State, rows: Sequence[int] | np.ndarray, src: State) -> None:
-    """Write ``src``'s rows into ``dst`` at ``rows`` (in place, on the device)."""
-    idx = np.asarray(rows, dtype=np.int64)
-    span = _contiguous(idx)
-    index = _Indexer(idx)
-    for name, value in dst.items():
+def _check_names(dst: State, src: State) -> None:
+    for name in dst:
         if name not in src:
             raise EngineError(f"state {name!r} missing from the engine's output state")
-        if hasattr(value, "put_rows"):
-            value.put_rows(idx, src[name])
-        elif span is not None:
-            value[span] = src[name]
-        else:
-            value[index(value)] = src[name]
 
 
-def zero_rows(state: State, rows: Sequence[int] | np.ndarray) -> None:
-    """Reset the sequences at ``rows`` to the start of a dance (zeros), in place."""
-    idx = np.asarray(rows, dtype=np.int64)
-    index = _Indexer(idx)
-    for value in state.values():
-        if hasattr(value, "zero_rows"):
-            value.zero_rows(idx)
-        else:
+class StateRows:
+    """Take, put and zero rows of array-like state tensors that index like numpy arrays.
+
+    A contiguous run of rows is taken as a view (no copy): treat the result as
+    read-only, which every backend's ``run`` does.
+    """
+
+    def _indexer(self, rows: np.ndarray) -> Any:
+        """Row indices in the form the tensors want (made once per call)."""
+        return lambda value: rows
+
+    def take(self, state: State, rows: Rows) -> dict[str, Any]:
+        """The state of the sequences at ``rows``, in that order, on the same device."""
+        idx = np.asarray(rows, dtype=np.int64)
+        span, index = _contiguous(idx), self._indexer(idx)
+        return {
+            name: value[span] if span is not None else value[index(value)] for name, value in state.items()
+        }
+
+    def put(self, dst: State, rows: Rows, src: State) -> None:
+        """Write ``src``'s rows into ``dst`` at ``rows`` (in place, on the device)."""
+        _check_names(dst, src)
+        idx = np.asarray(rows, dtype=np.int64)
+        span, index = _contiguous(idx), self._indexer(idx)
+        for name, value in dst.items():
+            value[span if span is not None else index(value)] = src[name]
+
+    def zero(self, state: State, rows: Rows) -> None:
+        """Reset the sequences at ``rows`` to the start of a dance (zeros), in place."""
+        index = self._indexer(np.asarray(rows, dtype=np.int64))
+        for value in state.values():
             value[index(value)] = 0
 
 
-def concat_states(states: Sequence[State]) -> dict[str, Any]:
-    """Stack several states along the batch axis (same backend, same names)."""
-    if not states:
-        raise EngineError("no states to concatenate")
-    first = states[0]
-    out: dict[str, Any] = {}
-    for name, value in first.items():
-        parts = [s[name] for s in states]
-        if _is_torch(value):
-            import torch
+class _TorchRows(StateRows):
+    """Torch tensors: the row indices go to each tensor's device once per call."""
 
-            out[name] = torch.cat(parts, dim=0)
-        elif hasattr(value, "concat"):
-            out[name] = type(value).concat(parts)
-        else:
-            out[name] = np.concatenate(parts, axis=0)
-    return out
+    def _indexer(self, rows: np.ndarray) -> Any:
+        import torch
+
+        by_device: dict[Any, Any] = {}
+
+        def index(value: Any) -> Any:
+            if value.device not in by_device:
+                by_device[value.device] = torch.as_tensor(rows, dtype=torch.long).to(value.device)
+            return by_device[value.device]
+
+        return index
+
+
+class _DeviceRows(StateRows):
+    """:class:`~engines.cuda_memory.DeviceRows`: each tensor copies its own rows on the GPU."""
+
+    def take(self, state: State, rows: Rows) -> dict[str, Any]:
+        idx = np.asarray(rows, dtype=np.int64)
+        return {name: value.take_rows(idx) for name, value in state.items()}
+
+    def put(self, dst: State, rows: Rows, src: State) -> None:
+        _check_names(dst, src)
+        idx = np.asarray(rows, dtype=np.int64)
+        for name, value in dst.items():
+            value.put_rows(idx, src[name])
+
+    def zero(self, state: State, rows: Rows) -> None:
+        idx = np.asarray(rows, dtype=np.int64)
+        for value in state.values():
+            value.zero_rows(idx)
+
+
+NUMPY_ROWS = StateRows()
+TORCH_ROWS: StateRows = _TorchRows()
+DEVICE_ROWS: StateRows = _DeviceRows()

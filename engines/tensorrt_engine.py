@@ -42,6 +42,7 @@ from engines.base import (
 )
 from engines.cuda_memory import DeviceBuffer, DeviceRows, PinnedBuffer, Stream, cuda_call, gpu_name
 from engines.settings import EngineSettings, ShapeProfile
+from engines.state import DEVICE_ROWS
 from engines.tensorrt_build import BuildResult
 from engines.tensorrt_flavour import Flavour, build_target, get_flavour
 
@@ -174,6 +175,8 @@ class TensorRTEngine:
     """
 
     name = "tensorrt"
+    state_rows = DEVICE_ROWS
+    prepares_shapes = True  # an execution context per shape; TensorRT-RTX compiles kernels on first use
 
     def __init__(
         self,

@@ -31,6 +31,8 @@ from engines.base import (
     ModelSpec,
     check_chunk,
 )
+from engines.settings import ShapeProfile
+from engines.state import TORCH_ROWS
 from engines.torch_graph import FlatProgram, trace_program
 
 __all__ = ["TorchEngine", "batch_bucket"]
@@ -99,6 +101,9 @@ class TorchEngine:
             torch.fx.experimental._config.use_duck_shape = False
         self._compiled: dict[str, Any] = {}
         self.name = "torch-cuda" if self.cuda_graphs else f"torch-eager-{self.device.type}"
+        self.state_rows = TORCH_ROWS
+        self.profile: ShapeProfile | None = None  # any batch: larger ones run in a larger bucket
+        self.prepares_shapes = self.cuda_graphs  # a CUDA graph capture per batch bucket
         self._model = onnx.load(str(model_path))
         meta = {p.key: p.value for p in self._model.metadata_props}
         self.spec = ModelSpec.from_metadata(meta)

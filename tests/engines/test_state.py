@@ -1,4 +1,4 @@
-"""Row helpers that let the batcher move state between songs without leaving the device."""
+"""Row operations that let the batcher move state between songs without leaving the device."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from choreo.errors import EngineError
-from engines.state import concat_states, put_rows, state_batch, take_rows, zero_rows
+from engines.state import NUMPY_ROWS, TORCH_ROWS
 
 BACKENDS = ["numpy", "torch"]
 
@@ -21,6 +21,10 @@ def _as(kind, array):
 
         return torch.from_numpy(array.copy())
     return array.copy()
+
+
+def _rows(kind):
+    return TORCH_ROWS if kind == "torch" else NUMPY_ROWS
 
 
 def _np(value):
@@ -41,7 +45,7 @@ def _pool(kind, rng):
 @pytest.mark.parametrize("rows", [[1, 2, 3], [4, 0, 2], [5]])
 def test_take_rows_picks_rows_in_order(kind, rng, rows):
     pool, ref = _pool(kind, rng)
-    taken = take_rows(pool, rows)
+    taken = _rows(kind).take(pool, rows)
     for name in ref:
         np.testing.assert_array_equal(_np(taken[name]), ref[name][rows])
 
@@ -52,7 +56,7 @@ def test_put_rows_writes_only_those_rows(kind, rng):
         "h": _as(kind, np.full((2, 4), 7.0, np.float32)),
         "c": _as(kind, np.full((2, 2, 3), 8.0, np.float32)),
     }
-    put_rows(pool, [4, 1], new)
+    _rows(kind).put(pool, [4, 1], new)
     expected_h = ref["h"].copy()
     expected_h[[4, 1]] = 7.0
     np.testing.assert_array_equal(_np(pool["h"]), expected_h)
@@ -62,24 +66,20 @@ def test_put_rows_writes_only_those_rows(kind, rng):
 
 def test_zero_rows_resets_a_slot(kind, rng):
     pool, ref = _pool(kind, rng)
-    zero_rows(pool, [2])
+    _rows(kind).zero(pool, [2])
     assert (_np(pool["h"])[2] == 0).all()
     np.testing.assert_array_equal(_np(pool["h"])[[0, 1, 3, 4, 5]], ref["h"][[0, 1, 3, 4, 5]])
 
 
-def test_concat_and_batch_size(kind, rng):
+def test_a_contiguous_run_is_taken_as_a_view(kind, rng):
     pool, ref = _pool(kind, rng)
-    both = concat_states([take_rows(pool, [0]), take_rows(pool, [3, 5])])
-    assert state_batch(both) == 3
-    np.testing.assert_array_equal(_np(both["h"]), ref["h"][[0, 3, 5]])
-
-
-def test_mismatched_batch_is_an_error():
-    with pytest.raises(EngineError, match="batch size"):
-        state_batch({"h": np.zeros((2, 3)), "c": np.zeros((3, 3))})
+    taken = _rows(kind).take(pool, [2, 3, 4])
+    np.testing.assert_array_equal(_np(taken["h"]), ref["h"][2:5])
+    _rows(kind).zero(pool, [3])
+    assert (_np(taken["h"])[1] == 0).all(), "a contiguous take should share the pool's memory"
 
 
 def test_missing_state_in_engine_output_is_an_error(rng):
     pool, _ = _pool("numpy", rng)
     with pytest.raises(EngineError, match="missing"):
-        put_rows(pool, [0], {"h": np.zeros((1, 4), np.float32)})
+        NUMPY_ROWS.put(pool, [0], {"h": np.zeros((1, 4), np.float32)})
