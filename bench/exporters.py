@@ -68,7 +68,7 @@ def pipeline_dance(song: Path, fps: int) -> tuple[Motion, Provenance]:
     )
 
     options = RenderOptions(fps=fps)
-    features = prepare_song(song, options)
+    features = prepare_song(song)
     generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(song))
     return finish_motion(generated, options), generated.provenance
 

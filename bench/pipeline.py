@@ -49,13 +49,15 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         finish_motion,
         generate_motion,
         load_runner,
+        model_fps,
     )
     from choreo.settings import get_settings
 
     import_s = time.perf_counter() - started
     settings = get_settings()
     options = RenderOptions(formats=formats)
-    sr = settings.model_fps * 512
+    fps = model_fps()
+    sr = fps * 512
     runs = []
     for _ in range(repeats):
         timings: dict[str, float] = {}
@@ -72,7 +74,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
         probe_duration_s(song)
         y = load_audio(song, sr=sr)
         lap("decode_s")
-        features = extract_features(y, sr, fps=settings.model_fps)
+        features = extract_features(y, sr, fps=fps)
         lap("features_s")
         generated = generate_motion(runner, features, options, song_sha256="0" * 64)
         lap("engine_s")

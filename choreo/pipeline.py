@@ -48,6 +48,7 @@ __all__ = [
     "generate_motion",
     "load_engine",
     "load_runner",
+    "model_fps",
     "prepare_song",
     "render_song",
 ]
@@ -102,29 +103,39 @@ def _engine_for(model_path: Path) -> Engine:
     return load_backend(model_path)
 
 
-def load_engine(settings: Settings | None = None) -> Engine:
+def load_engine() -> Engine:
     """The process's engine for the configured model, loaded on first use only.
 
-    The backend is chosen by the engines' settings (``CHOREO_ENGINE_BACKEND``):
-    TensorRT, then torch-cuda, then ONNX Runtime on the CPU.
+    The model and the backend come from the engines' settings
+    (``CHOREO_ENGINE_MODEL_PATH``, ``CHOREO_ENGINE_BACKEND``): TensorRT, then
+    torch-cuda, then ONNX Runtime on the CPU.
     """
-    settings = settings or get_settings()
-    return _engine_for(Path(settings.model_path))
+    from engines.settings import get_engine_settings
+
+    return _engine_for(Path(get_engine_settings().model_path).resolve())
 
 
-def prepare_song(path: Path, options: RenderOptions, settings: Settings | None = None) -> MusicFeatures:
+def model_fps() -> int:
+    """The configured model's native frame rate, read from its metadata (no engine is loaded)."""
+    from engines.registry import model_spec
+
+    return model_spec().native_fps
+
+
+def prepare_song(path: Path, *, fps: int | None = None, settings: Settings | None = None) -> MusicFeatures:
     """Decode a song and extract its features at the model's frame rate.
 
-    Raises ``AudioError`` for a song that cannot be danced, naming the file.
+    ``fps`` is the model's native rate: a runner's ``spec.native_fps``, or by
+    default the configured model's (:func:`model_fps`). Raises ``AudioError``
+    for a song that cannot be danced, naming the file.
     """
-    settings = settings or get_settings()
-    return analyze_song(Path(path), fps=settings.model_fps, settings=settings)
+    return analyze_song(Path(path), fps=fps or model_fps(), settings=settings or get_settings())
 
 
 def load_runner(settings: Settings | None = None) -> SingleSongRunner:
     """A one-song runner over the process's engine (:func:`load_engine`), chunked by the settings."""
     settings = settings or get_settings()
-    return SingleSongRunner(load_engine(settings), settings.chunk_frames)
+    return SingleSongRunner(load_engine(), settings.chunk_frames)
 
 
 def generate_motion(
@@ -254,12 +265,12 @@ def render_song(
     path = Path(path)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    features = prepare_song(path, options, settings)
-    timings["analyze_s"] = time.perf_counter() - start
-
-    start = time.perf_counter()
     runner = runner or load_runner(settings)
     timings["load_engine_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    features = prepare_song(path, fps=runner.spec.native_fps, settings=settings)
+    timings["analyze_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
     generated = generate_motion(runner, features, options, song_sha256=song_sha256(path))

@@ -44,7 +44,7 @@ from choreo.motion.motion import FRAME_SIZE
 from engines.base import MAX_CHUNK_FRAMES, Engine
 from engines.runner import check_chunk_frames, input_columns, pack_song, song_frames
 
-__all__ = ["BatcherStats", "SequenceBatcher", "process_batcher"]
+__all__ = ["BatcherStats", "SequenceBatcher", "loaded_process_batcher", "process_batcher"]
 
 
 @dataclass
@@ -350,3 +350,8 @@ def process_batcher() -> SequenceBatcher:
                 batcher.warm_up()
             _PROCESS_BATCHER = batcher
         return _PROCESS_BATCHER
+
+
+def loaded_process_batcher() -> SequenceBatcher | None:
+    """The process's batcher if :func:`process_batcher` has made it, else None (nothing is loaded)."""
+    return _PROCESS_BATCHER

@@ -14,10 +14,11 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from choreo.errors import EngineError
-from engines.base import Engine
+from engines.base import Engine, ModelSpec
 from engines.settings import EngineSettings, get_engine_settings
 from engines.tensorrt_flavour import Flavour, get_flavour, gpu_reason
 
@@ -28,6 +29,7 @@ __all__ = [
     "choose_backend",
     "cuda_gpu",
     "load_engine",
+    "model_spec",
     "tensorrt_build_reason",
     "tensorrt_flavour_line",
 ]
@@ -158,7 +160,7 @@ def _load_torch_cuda(model_path: Path, settings: EngineSettings) -> Engine:
 def _load_onnxruntime(model_path: Path, settings: EngineSettings) -> Engine:
     from engines.onnxruntime_engine import OnnxRuntimeEngine
 
-    return OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
+    return OnnxRuntimeEngine(model_path, threads=settings.threads)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -197,10 +199,33 @@ def choose_backend(settings: EngineSettings | None = None) -> str:
     raise EngineError(f"no engine backend can run here: {backend_status()}")
 
 
+@lru_cache(maxsize=8)
+def _spec_of(path: Path) -> ModelSpec:
+    import onnx
+
+    if not path.is_file():
+        raise EngineError(f"model file not found: {path}")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError and others for a file that is not a model
+        raise EngineError(f"cannot read model {path}: {exc}") from exc
+    return ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
+
+
+def model_spec(model_path: Path | None = None, settings: EngineSettings | None = None) -> ModelSpec:
+    """What the configured model is (native fps, inputs, styles), read from its metadata alone.
+
+    A CPU worker reads the native fps here to extract a song's features at the
+    rate the GPU worker's engine will generate at.
+    """
+    settings = settings or get_engine_settings()
+    return _spec_of(Path(model_path if model_path is not None else settings.model_path).resolve())
+
+
 def load_engine(model_path: Path | None = None, settings: EngineSettings | None = None) -> Engine:
     """Load the model with the chosen backend (see :func:`choose_backend`)."""
     settings = settings or get_engine_settings()
-    path = Path(model_path) if model_path is not None else settings.resolved_model_path()
+    path = Path(model_path) if model_path is not None else Path(settings.model_path)
     if not path.is_file():
         raise EngineError(f"model file not found: {path}")
     return BACKENDS[choose_backend(settings)].load(path, settings)

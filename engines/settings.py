@@ -1,8 +1,10 @@
 """Engine settings, read from ``CHOREO_ENGINE_*`` environment variables.
 
-Which backend runs the model, how many songs a GPU worker batches, and how
-TensorRT engines are built and cached. The model file itself comes from
-:class:`choreo.settings.Settings` (``CHOREO_MODEL_PATH``) unless overridden here.
+Which model file and backend run, with how many CPU threads, how many songs a
+GPU worker batches, and how TensorRT engines are built and cached. The one
+place that says which model a process loads: ``choreo render``, the CPU
+workers (which read the model's native fps from its metadata) and the GPU
+workers all read it here.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from choreo.models import DEFAULT_MODEL_PATH
 from engines.tensorrt_flavour import RTX_DEFAULT_TARGETS, RTX_TARGETS
 
 __all__ = [
@@ -68,15 +71,18 @@ def _default_profiles() -> dict[str, ShapeProfile]:
 class EngineSettings(BaseSettings):
     """How the process's engine is chosen, built and fed."""
 
-    model_config = SettingsConfigDict(env_prefix="CHOREO_ENGINE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="CHOREO_ENGINE_", extra="ignore", populate_by_name=True)
 
     backend: Literal["auto", "tensorrt", "torch-cuda", "onnxruntime"] = Field(
         default="auto",
         description="Backend to load; 'auto' takes TensorRT, then torch-cuda, then ONNX Runtime.",
     )
-    model_path: Path | None = Field(
-        default=None, description="ONNX model; None means CHOREO_MODEL_PATH from the main settings."
+    model_path: Path = Field(
+        default=DEFAULT_MODEL_PATH,
+        validation_alias=AliasChoices("CHOREO_ENGINE_MODEL_PATH", "CHOREO_MODEL_PATH"),
+        description="ONNX model every backend loads (CHOREO_ENGINE_MODEL_PATH, or CHOREO_MODEL_PATH).",
     )
+    threads: int = Field(default=2, ge=1, description="CPU threads for ONNX Runtime (CHOREO_ENGINE_THREADS).")
     precision: Literal["fp32", "fp16", "int8"] = Field(
         default="fp16", description="TensorRT precision (written into the ONNX graph before the build)."
     )
@@ -111,9 +117,6 @@ class EngineSettings(BaseSettings):
         default=False, description="torch-cuda: fuse each Scan body with torch.compile (slower first load)."
     )
     max_batch: int = Field(default=64, ge=1, le=1024, description="Songs per engine call in the batcher.")
-    ort_threads: int | None = Field(
-        default=None, ge=1, description="ONNX Runtime threads; None means CHOREO_ENGINE_THREADS."
-    )
 
     @model_validator(mode="after")
     def _known_profile(self) -> EngineSettings:
@@ -123,22 +126,6 @@ class EngineSettings(BaseSettings):
         if unknown or not self.rtx_targets:
             raise ValueError(f"rtx_targets must be among {sorted(RTX_TARGETS)}, got {list(self.rtx_targets)}")
         return self
-
-    def resolved_model_path(self) -> Path:
-        """The ONNX model to load: this setting, else the main settings' ``model_path``."""
-        if self.model_path is not None:
-            return self.model_path
-        from choreo.settings import get_settings
-
-        return get_settings().model_path
-
-    def resolved_ort_threads(self) -> int:
-        """Threads for ONNX Runtime: this setting, else the main settings' ``engine_threads``."""
-        if self.ort_threads is not None:
-            return self.ort_threads
-        from choreo.settings import get_settings
-
-        return get_settings().engine_threads
 
 
 @lru_cache

@@ -162,3 +162,19 @@ def test_console_script_runs(tmp_path: Path) -> None:
         check=True,
     )
     assert "--fps" in proc.stdout and "--formats" in proc.stdout
+
+
+@pytest.mark.parametrize("variable", ["CHOREO_ENGINE_MODEL_PATH", "CHOREO_MODEL_PATH"])
+def test_render_loads_the_model_the_engine_settings_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    from engines.settings import get_engine_settings
+
+    missing = tmp_path / "elsewhere.onnx"
+    monkeypatch.setenv(variable, str(missing))
+    get_engine_settings.cache_clear()
+    try:
+        code, output = _render([str(DEMO_SONG), "-o", str(tmp_path)], capsys)
+    finally:
+        get_engine_settings.cache_clear()
+    assert code == 2 and f"model file not found: {missing}" in output

@@ -25,7 +25,7 @@ from celery.utils.log import get_logger
 from choreo.service.queue import GPU_QUEUE, make_celery
 from choreo.service.settings import get_service_settings
 
-__all__ = ["app", "worker_engine"]
+__all__ = ["app"]
 
 log = get_logger(__name__)
 
@@ -33,21 +33,12 @@ app = make_celery(get_service_settings(), name="choreo-worker")
 app.conf.include = ["worker.tasks"]
 
 _serves_gpu = False
-_engine: Any = None
 
 
-def _load_engine() -> Any:
-    global _engine
-    if _engine is None:
-        from engines.batcher import process_batcher
+def _load_batcher() -> None:
+    from engines.batcher import process_batcher
 
-        _engine = process_batcher()
-    return _engine
-
-
-def worker_engine() -> Any:
-    """This process's sequence batcher over its engine; made here if start-up did not."""
-    return _load_engine()
+    process_batcher()
 
 
 def _forks(pool: object) -> bool:
@@ -60,21 +51,24 @@ def _on_worker_init(sender: Any, **_: Any) -> None:
     global _serves_gpu
     _serves_gpu = GPU_QUEUE in set(sender.app.amqp.queues.keys())
     if _serves_gpu and not _forks(sender.pool_cls):
-        _load_engine()
+        _load_batcher()
 
 
 @signals.worker_process_init.connect
 def _on_worker_process_init(**_: Any) -> None:
     if _serves_gpu:
-        _load_engine()
+        _load_batcher()
 
 
 @signals.worker_ready.connect
 def _on_worker_ready(**_: Any) -> None:
     # Logging is set up after worker_init, so the start-up load is reported here.
-    if _engine is not None:
+    from engines.batcher import loaded_process_batcher
+
+    batcher = loaded_process_batcher()
+    if batcher is not None:
         log.info(
             "engine %s loaded at start-up; batching up to %d songs",
-            type(_engine.engine).__name__,
-            _engine.max_batch,
+            type(batcher.engine).__name__,
+            batcher.max_batch,
         )

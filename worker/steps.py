@@ -78,7 +78,7 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
     with tempfile.TemporaryDirectory(prefix="choreo-prepare-") as tmp:
         song = Path(tmp) / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
-        features = prepare_song(song, job.options)
+        features = prepare_song(song)
         out = Path(tmp) / "features.npz"
         features.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "features.npz"))

@@ -45,8 +45,9 @@ from choreo.service.queue import TASK_CALLBACK, TASK_FINISH, TASK_GENERATE, TASK
 from choreo.service.records import JobState, job_prefix
 from choreo.service.redact import public_message, safe_url
 from choreo.service.teams import callback_secret
+from engines.batcher import process_batcher
 from worker import steps
-from worker.app import app, worker_engine
+from worker.app import app
 
 __all__ = ["JobTask", "callback", "finish", "generate", "is_transient", "prepare"]
 
@@ -150,7 +151,7 @@ def prepare(self: JobTask, job_id: str) -> Any:
 @app.task(name=TASK_GENERATE, bind=True, base=JobTask, max_retries=None)
 def generate(self: JobTask, job_id: str) -> Any:
     """Generate the raw dance with this worker's engine (GPU queue)."""
-    return self.run_stage(lambda ctx, jid: steps.generate(ctx, jid, worker_engine()), job_id)
+    return self.run_stage(lambda ctx, jid: steps.generate(ctx, jid, process_batcher()), job_id)
 
 
 @app.task(name=TASK_FINISH, bind=True, base=JobTask, max_retries=None)

@@ -100,7 +100,7 @@ def _build(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
-        model = settings.resolved_model_path()
+        model = settings.model_path
         onnx_path, sha = prepare_precision_model(model, settings.precision, settings)
         print(f"{settings.precision} model: {onnx_path} (sha256 {sha[:16]})")
         if args.convert_only:
@@ -166,7 +166,7 @@ def _selfcheck(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
-        model = settings.resolved_model_path()
+        model = settings.model_path
         spec = OnnxRuntimeEngine(model, threads=1).spec
         if args.songs is None:
             songs = [_demo_song(settings, spec.styles, spec.native_fps)]
@@ -181,7 +181,7 @@ def _selfcheck(args: argparse.Namespace) -> int:
                 "skipped (give --calibration-dir: songs to calibrate on, other than the checked ones; "
                 "calibrating and checking on one song proves nothing)"
             )
-        threads = settings.resolved_ort_threads()
+        threads = settings.threads
         candidates = [
             ("onnxruntime", p, lambda path: OnnxRuntimeEngine(path, threads=threads)) for p in precisions
         ]

@@ -239,7 +239,7 @@ def _features(song: Path, fps: int) -> MusicFeatures:
 
 @lru_cache(maxsize=64)
 def _features_cached(song: str, fps: int) -> MusicFeatures:
-    return prepare_song(Path(song), RenderOptions(fps=fps))
+    return prepare_song(Path(song))  # at the model's native fps, whatever the rate scored at
 
 
 def _centroids(path: Path, fps: int) -> StyleCentroids:

@@ -96,7 +96,7 @@ def prepare_precision_model(
         if not target.is_file() and settings.calibration_dir is not None:
             from engines.onnxruntime_engine import OnnxRuntimeEngine
 
-            reference = OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
+            reference = OnnxRuntimeEngine(model_path, threads=settings.threads)
             candidates = read_manifest(settings.calibration_dir)
             songs = select_calibration_songs(candidates, reference.spec.styles, count=count)
             chunks = calibration_chunks(

@@ -118,7 +118,7 @@ def selfcheck(
     ----------
     candidates : ``(backend name, precision, load(onnx path) -> engine)``
     """
-    reference = OnnxRuntimeEngine(model_path, threads=settings.resolved_ort_threads())
+    reference = OnnxRuntimeEngine(model_path, threads=settings.threads)
     fps = reference.spec.native_fps
     inputs = [song_model_inputs(s, reference.spec, settings.cache_dir) for s in songs]
     beats = [song_analysis(s.path, fps, settings.cache_dir).beat_times for s in songs]

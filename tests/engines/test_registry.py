@@ -88,3 +88,15 @@ def test_load_engine_runs_the_model(tiny_model, rng):
 def test_load_engine_names_a_missing_model(tmp_path):
     with pytest.raises(EngineError, match="not found"):
         load_engine(tmp_path / "nope.onnx", EngineSettings(backend="onnxruntime"))
+
+
+def test_model_spec_reads_the_metadata_without_an_engine(tiny_model, tmp_path):
+    from engines.onnxruntime_engine import OnnxRuntimeEngine
+    from engines.registry import model_spec
+
+    assert model_spec(tiny_model) == OnnxRuntimeEngine(tiny_model, threads=1).spec
+    with pytest.raises(EngineError, match="not found"):
+        model_spec(tmp_path / "nope.onnx")
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    with pytest.raises(EngineError, match="junk.onnx"):
+        model_spec(tmp_path / "junk.onnx")
