@@ -30,7 +30,6 @@ from choreo.metrics.junctions import junction_jerk_ratio  # noqa: E402
 from choreo.metrics.spread import pose_spread, reach  # noqa: E402
 from choreo.motion.kinematics import joint_positions  # noqa: E402
 from choreo.motion.motion import Motion  # noqa: E402
-from choreo.options import RenderOptions  # noqa: E402
 from choreo.pipeline import prepare_song  # noqa: E402
 from choreo.postprocess import postprocess  # noqa: E402
 from engines.onnxruntime_engine import OnnxRuntimeEngine  # noqa: E402
@@ -68,7 +67,7 @@ def main() -> int:
     rows = []
     for name in SONGS:
         path = next(args.music.rglob(name))
-        features = prepare_song(path, RenderOptions(fps=30))
+        features = prepare_song(path)
         structure = analyze_structure(features)
         for seed in map(int, args.seeds.split(",")):
             style = library.styles[seed % len(library.styles)]

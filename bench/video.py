@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     options = RenderOptions()
-    features = prepare_song(args.song, options)
+    features = prepare_song(args.song)
     generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(args.song))
     motion = finish_motion(generated, options)
     core = min(os.sched_getaffinity(0))

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg i
 @pytest.fixture(scope="module")
 def dance():  # noqa: ANN201 - (motion, song timing)
     options = RenderOptions()
-    features = prepare_song(DEMO_SONG, options)
+    features = prepare_song(DEMO_SONG)
     generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(DEMO_SONG))
     return finish_motion(generated, options), generated.song
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import redis
 
+from choreo.errors import ParameterError
 from choreo.service.context import ServiceContext
 from choreo.service.records import (
     STATE_ORDER,
@@ -157,14 +158,20 @@ def advance_job(
     state: JobState,
     *,
     progress: float | None = None,
-    error_code: str | None = None,
-    error_message: str | None = None,
 ) -> JobRecord | None:
-    """Move a job forward to ``state`` (never back, never out of a terminal state).
+    """Move a live job forward to a working ``state`` (never back, never out of a terminal state).
 
     Progress alone (same state) updates only the index; a change of state is
-    also written to storage.
+    also written to storage. Ending a job is :func:`end_job` (failed, cancelled)
+    or the finish stage's record (done).
+
+    Raises
+    ------
+    ParameterError
+        For a terminal ``state``.
     """
+    if state in TERMINAL_STATES:
+        raise ParameterError(f"advance_job moves jobs between working states, not to {state.value!r}")
     state_changed = False
 
     def change(job: JobRecord) -> bool:
@@ -177,12 +184,6 @@ def advance_job(
         job.state = state
         if progress is not None:
             job.progress = round(max(job.progress, min(progress, 1.0)), 4)
-        if state in TERMINAL_STATES:
-            job.finished_at = now_s()
-            if state == JobState.DONE:
-                job.progress = 1.0
-        if error_code is not None:
-            job.error_code, job.error_message = error_code, error_message
         return state_changed or progress is not None
 
     return update_job(ctx, job_id, change, persist=lambda: state_changed)

@@ -211,3 +211,14 @@ def test_later_stages_go_before_first_stages_and_priority_orders_the_rest() -> N
     assert all(1 <= step <= 9 for step in prepares)
     assert prepares == sorted(prepares, reverse=True) and prepares[9] < prepares[0]
     assert broker_priority(5, TASK_GENERATE) == broker_priority(5, TASK_PREPARE)
+
+
+@pytest.mark.parametrize("state", ["done", "failed", "cancelled"])
+def test_advance_job_refuses_to_end_a_job(state: str) -> None:
+    from choreo.service.context import ServiceContext
+    from choreo.service.jobs import advance_job
+    from choreo.service.records import JobState
+
+    ctx = ServiceContext.from_settings(ServiceSettings())
+    with pytest.raises(ParameterError, match=f"not to '{state}'"):
+        advance_job(ctx, "no-such-job", JobState(state))
