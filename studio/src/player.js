@@ -77,7 +77,10 @@ export class Player {
   /** Load a job's GLB (a URL); resolves once the mannequin stands on the floor. */
   async load(url) {
     const gltf = await new GLTFLoader().loadAsync(url);
-    if (this.model) this.scene.remove(this.model);
+    if (this.model) { // the previous job's dance: free its buffers on the GPU
+      this.scene.remove(this.model);
+      this.model.traverse((node) => { node.geometry?.dispose(); node.material?.dispose?.(); });
+    }
     this.model = gltf.scene;
     this.model.traverse((node) => { if (node.isMesh) { node.castShadow = true; node.frustumCulled = false; } });
     this.scene.add(this.model);
