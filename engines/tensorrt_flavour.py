@@ -190,7 +190,7 @@ class Flavour:
         """
         trt, errors = self.trt, self._errors
 
-        class _Logger(trt.ILogger):  # type: ignore[name-defined, misc]
+        class _Logger(trt.ILogger):  # type: ignore[name-defined]
             def __init__(self) -> None:
                 trt.ILogger.__init__(self)
 

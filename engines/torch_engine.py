@@ -194,13 +194,15 @@ class TorchEngine:
             if not self.cuda_graphs:
                 return self._run_eager(inputs, state, batch, frames)
             runner = self._runner(batch_bucket(batch), frames)
+            graph = runner.graph
+            assert graph is not None, "with cuda_graphs every runner captures its graph"
             for name in self.spec.input_widths:
                 host = runner.staging[name]
                 host[:batch].numpy()[...] = inputs[name]
                 runner.feeds[name].copy_(host, non_blocking=True)
             for name in self._state_names:
                 runner.feeds[STATE_IN_PREFIX + name][:batch].copy_(state[name], non_blocking=True)
-            runner.graph.replay()
+            graph.replay()
             runner.poses_host[:batch].copy_(runner.outputs[POSES_OUTPUT][:batch], non_blocking=True)
             new_state = {n: runner.outputs[STATE_OUT_PREFIX + n][:batch].clone() for n in self._state_names}
             torch.cuda.current_stream(self.device).synchronize()

@@ -122,7 +122,7 @@ def cut_keys(motion: Motion, pulse: Pulse | None = None) -> ClipKeys:
     energy = (cumulative[frames[1:]] - cumulative[frames[:-1]]) / spans
 
     feet = point_contacts(foot_positions(motion), motion.fps, max_speed_m_s=0.3)
-    contacts = (feet[:, :2].any(axis=1) * 1 + feet[:, 2:].any(axis=1) * 2).astype(np.uint8)
+    contacts = np.asarray(feet[:, :2].any(axis=1) * 1 + feet[:, 2:].any(axis=1) * 2, dtype=np.uint8)
     return ClipKeys(
         pulse=pulse,
         frames=frames,

@@ -142,10 +142,10 @@ def _tensorrt_candidates(
     if reason is None:
         from engines.tensorrt_engine import TensorRTEngine
 
-        return [
-            ("tensorrt", s.precision, lambda path, s=s: TensorRTEngine.from_onnx(model, s))
-            for s in per_precision
-        ]
+        def loader(s: EngineSettings) -> Callable[[Path], Any]:
+            return lambda path: TensorRTEngine.from_onnx(model, s)  # builds from the model, as a worker
+
+        return [("tensorrt", s.precision, loader(s)) for s in per_precision]
     if tensorrt_build_reason() is None and precisions:
         from engines.tensorrt_engine import ensure_plan
 
@@ -182,7 +182,7 @@ def _selfcheck(args: argparse.Namespace) -> int:
                 "calibrating and checking on one song proves nothing)"
             )
         threads = settings.threads
-        candidates = [
+        candidates: list[tuple[str, str, Callable[[Path], Any]]] = [
             ("onnxruntime", p, lambda path: OnnxRuntimeEngine(path, threads=threads)) for p in precisions
         ]
         candidates += _tensorrt_candidates(model, settings, precisions, skipped)

@@ -74,7 +74,7 @@ def dance_scores(poses: np.ndarray, beat_times_s: np.ndarray, fps: float) -> dic
     from choreo.postprocess import postprocess
 
     scores = score_motion(postprocess(Motion.from_array(poses.astype(np.float64), fps=fps)), beat_times_s)
-    return {k: float(v) for k, v in scores.to_dict().items() if k in DANCE_TOLERANCES}
+    return {k: float(v) for k, v in scores.to_dict().items() if k in DANCE_TOLERANCES and v is not None}
 
 
 def dance_worse(reference: dict[str, float], tested: dict[str, float]) -> dict[str, float]:
@@ -129,7 +129,7 @@ def selfcheck(
         onnx_path, _ = prepare_precision_model(model_path, precision, settings)
         engine = load(onnx_path)
         runner = SingleSongRunner(engine, chunk_frames)
-        per_song = []
+        per_song: list[dict[str, Any]] = []
         for song, x, ref, ref_scores, b in zip(songs, inputs, expected, expected_scores, beats, strict=True):
             got = runner.run_song(x)
             horizon = int(HORIZON_S * fps)

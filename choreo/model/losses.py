@@ -22,6 +22,8 @@ _CONTACT_SPEED_M_PER_FRAME = 0.01
 class ForwardKinematics(torch.nn.Module):
     """Joint positions of the SMPL skeleton from 6D local rotations, root at the origin."""
 
+    offsets: torch.Tensor  # a buffer, so it follows the module's device
+
     def __init__(self) -> None:
         super().__init__()
         self.parents = list(SMPL.parents)

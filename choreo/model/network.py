@@ -100,6 +100,23 @@ class DanceNet(nn.Module):
     ground-truth feedback during training.
     """
 
+    # Registered by name from :func:`~choreo.model.config.param_shapes` (the export's names).
+    music_mean: torch.Tensor
+    music_std: torch.Tensor
+    pose_mean: torch.Tensor
+    pose_std: torch.Tensor
+    enc1_w: torch.Tensor
+    enc1_b: torch.Tensor
+    enc2_w: torch.Tensor
+    enc2_b: torch.Tensor
+    l1_wx: torch.Tensor
+    l1_b: torch.Tensor
+    l1_wr: torch.Tensor
+    l2_w: torch.Tensor
+    l2_b: torch.Tensor
+    out_w: torch.Tensor
+    out_b: torch.Tensor
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.config = config
