@@ -188,9 +188,8 @@ def _cuts(n: int, cut_s: float, folder: Path) -> list[Path]:
 def _percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
-    p = np.percentile(values, [50, 90, 95, 99])
-    return {"n": len(values), "p50": round(p[0], 4), "p90": round(p[1], 4), "p95": round(p[2], 4),
-            "p99": round(p[3], 4), "max": round(max(values), 4)}  # fmt: skip
+    p50, p90, p95, p99 = (round(float(x), 4) for x in np.percentile(values, [50, 90, 95, 99]))
+    return {"n": len(values), "p50": p50, "p90": p90, "p95": p95, "p99": p99, "max": round(max(values), 4)}
 
 
 def _load_run(stack: LocalStack, cuts: list[Path], in_flight: int) -> dict[str, Any]:

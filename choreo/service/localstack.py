@@ -185,9 +185,7 @@ class LocalStack:
                 "-s3.port.iceberg=0", "-s3.port.lance=0", f"-s3.config={identities}", "-metricsPort=0",
             ],
         )  # fmt: skip
-        _wait(
-            lambda: self.ctx.storage.ensure_bucket() is None, "SeaweedFS S3", 60, self.log_dir / "seaweed.log"
-        )
+        _wait(self._bucket_ready, "SeaweedFS S3", 60, self.log_dir / "seaweed.log")
 
         python = str(bin_dir / "python")
         self._spawn(
@@ -232,12 +230,16 @@ class LocalStack:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
 
+    def _bucket_ready(self) -> bool:
+        self.ctx.storage.ensure_bucket()
+        return True
+
     def restart(self, name: str) -> None:
         """Start a killed process again with the same command and ports; return once it answers."""
         self._spawn(name, self._commands[name])
         log = self.log_dir / f"{name}.log"
         if name == "seaweed":
-            _wait(lambda: self.ctx.storage.ensure_bucket() is None, "SeaweedFS S3", 60, log)
+            _wait(self._bucket_ready, "SeaweedFS S3", 60, log)
         elif "worker" in name:
             start = log.stat().st_size
             _wait(lambda: b" ready." in log.read_bytes()[start:], name, 90, log)
