@@ -10,9 +10,10 @@ DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 # Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
 # libsndfile (decoding), Node.js (the Khronos glTF validator and three.js checks), docker-compose
 # (validates docker-compose.yml; there is no Docker engine here), chromium (the Studio's browser tests,
-# driven by Playwright; no browser is ever downloaded). Installed only where missing.
+# driven by Playwright; no browser is ever downloaded), redis-server (the service's fault-injection tests
+# start and kill a Redis of their own). Installed only where missing.
 SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm docker-compose:docker-compose \
-  chromium:chromium
+  chromium:chromium redis-server:redis-server
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
