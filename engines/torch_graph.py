@@ -96,6 +96,13 @@ class _Val:
     init_key: str | None = None
 
 
+def _given(v: _Val | None, node: onnx.NodeProto) -> _Val:
+    """An input the operator needs: ONNX leaves optional inputs out by an empty name."""
+    if v is None:
+        raise EngineError(f"{node.op_type} {node.name!r}: a required input is missing")
+    return v
+
+
 @dataclass
 class _Step:
     fn: Callable[..., Any]
@@ -179,9 +186,9 @@ class _Tracer:
         outs_t = fn(*values)
         many = isinstance(outs_t, tuple | list)
         outs = list(outs_t) if many else [outs_t]
-        vals = [_Val(t, self.new_slot()) for t in outs]
-        self.steps.append(_Step(fn, args, [v.slot for v in vals]))
-        return vals
+        slots = [self.new_slot() for _ in outs]
+        self.steps.append(_Step(fn, args, slots))
+        return [_Val(t, slot) for t, slot in zip(outs, slots, strict=True)]
 
     def as_device(self, v: _Val, float_dtype: Any) -> tuple[tuple[str, Any], Any]:
         """An argument for a device operation: a slot (cast if needed) or an uploaded constant."""
@@ -228,7 +235,7 @@ class _Tracer:
             )
         attrs = _attrs(node)
         if op == "Shape":
-            return [_Val(self.torch.tensor(list(vals[0].t.shape), dtype=self.torch.int64))]
+            return [_Val(self.torch.tensor(list(_given(vals[0], node).t.shape), dtype=self.torch.int64))]
         if op == "Constant":
             value = numpy_helper.to_array(attrs["value"]).copy()
             return [_Val(self.torch.from_numpy(np.asarray(value)), None, None)]
@@ -285,7 +292,8 @@ class _Tracer:
         nonlinearities and the root integration stay in fp32, so errors do not
         pile up over a song as they would with the whole loop body in fp16.
         """
-        args, values = [], []
+        args: list[tuple[str, Any]] = []
+        values: list[Any] = []
         for v in vals:
             if v is None:
                 args.append(("const", None))
@@ -311,7 +319,7 @@ class _Tracer:
             raise EngineError(f"Loop {node.name!r} needs a trip count known from the input shapes")
         if cond is not None and (cond.slot is not None or not bool(cond.t)):
             raise EngineError(f"Loop {node.name!r} needs a constant true start condition")
-        carried = list(vals[2:])
+        carried = [_given(v, node) for v in vals[2:]]
         n_carried = len(carried)
         scans: list[list[_Val]] = [[] for _ in range(len(body.output) - 1 - n_carried)]
         body_scope = f"{scope}{node.name or id(node)}/"
@@ -344,8 +352,8 @@ class _Tracer:
         out_axes = list(attrs.get("scan_output_axes", [0] * n_scan_out))
         if any(attrs.get("scan_input_directions", [])) or any(attrs.get("scan_output_directions", [])):
             raise EngineError(f"Scan {node.name!r}: reverse directions are not supported")
-        states = list(vals[:n_state])
-        xs = list(vals[n_state:])
+        states = [_given(v, node) for v in vals[:n_state]]
+        xs = [_given(v, node) for v in vals[n_state:]]
         frames = int(xs[0].t.shape[in_axes[0]])
         scans: list[list[_Val]] = [[] for _ in range(n_scan_out)]
         body_scope = f"{scope}{node.name or id(node)}/"
@@ -416,14 +424,14 @@ class _Tracer:
                 sub_env[name] = _Val(v.t, slot)
                 inputs[name] = slot
             sub.trace(body, sub_env, self.inner_dtype, body_scope)
-            outs = {}
+            body_outs = {}
             for o in body.output:
                 v = sub_env[o.name]
                 if v.slot is None:
                     arg, t = sub.as_device(v, self.inner_dtype)
                     v = _Val(t)
-                outs[o.name] = v
-            program = FlatProgram(sub.steps, inputs, outs, sub.n_slots)
+                body_outs[o.name] = v
+            program = FlatProgram(sub.steps, inputs, body_outs, sub.n_slots)
             out_names = [o.name for o in body.output]
 
             def body_fn(*args: Any) -> tuple[Any, ...]:
@@ -687,6 +695,8 @@ def _split(attrs: dict[str, Any], dtype: Any) -> Callable[..., Any]:
             return torch.split(x, _ints(sizes), dim=axis)
         if "split" in attrs:
             return torch.split(x, list(attrs["split"]), dim=axis)
+        if n_out is None:
+            raise EngineError("Split without sizes needs its num_outputs attribute")
         n = int(n_out)
         return torch.split(x, -(-x.shape[axis] // n), dim=axis)
 
