@@ -5,13 +5,13 @@ entry per backend and machine) and prints a table. Run the CPU backend here and
 the torch backends on a GPU machine::
 
     .venv/bin/python bench/engines.py --backends onnxruntime
-    python bench/engines.py --backends torch-eager,torch-cuda-fp32,torch-cuda --ceiling   # on the GPU
+    python bench/engines.py --backends torch-eager,torch-cuda,torch-cuda-fp16 --ceiling   # on the GPU
 
-Backends: ``onnxruntime`` (CPU, fp32), ``torch-eager`` (torch on CUDA, fp32, no
-CUDA graphs: the baseline), ``torch-cuda`` (fp16 loop bodies, CUDA graphs per
-shape bucket), ``torch-cuda-fp32`` (the same in fp32, to separate the two gains),
-``torch-cuda-compiled`` (torch-cuda with each Scan body fused by ``torch.compile``),
-``tensorrt`` (where installed; precision from ``--precision``).
+Backends: ``onnxruntime`` (CPU, fp32), ``torch-eager`` (the dance network in
+torch on CUDA, fp32, no CUDA graphs: the baseline), ``torch-cuda`` (fp32, CUDA
+graphs per shape bucket: the default), ``torch-cuda-fp16`` (the same with the
+matrix products in fp16 under autocast), ``tensorrt`` (where installed;
+precision from ``--precision``).
 Inputs are random conditioning of the model's widths: speed does not depend
 on the values.
 
@@ -73,14 +73,11 @@ def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:
         from engines.torch_engine import TorchEngine
 
         return TorchEngine(model, device="cuda:0", dtype="fp32", cuda_graphs=False)
-    if backend in ("torch-cuda", "torch-cuda-fp32", "torch-cuda-compiled"):
+    if backend in ("torch-cuda", "torch-cuda-fp16"):
         from engines.torch_engine import TorchEngine
 
-        dtype = "fp32" if backend.endswith("fp32") else "fp16"
-        compiled = backend.endswith("compiled")
-        return TorchEngine(
-            model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256, compile_bodies=compiled
-        )
+        dtype = "fp16" if backend.endswith("fp16") else "fp32"
+        return TorchEngine(model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256)
     if backend == "tensorrt":
         from engines.settings import EngineSettings
         from engines.tensorrt_engine import TensorRTEngine

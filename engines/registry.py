@@ -153,7 +153,6 @@ def _load_torch_cuda(model_path: Path, settings: EngineSettings) -> Engine:
         dtype=settings.torch_dtype,
         cuda_graphs=settings.cuda_graphs,
         max_batch=settings.max_batch,
-        compile_bodies=settings.torch_compile,
     )
 
 

@@ -1,13 +1,17 @@
-"""The torch backends: the ONNX model's own computation run by torch.
+"""The torch backends: the dance network itself (:class:`choreo.model.network.DanceNet`) run by torch.
 
-``torch-cuda`` runs it on an NVIDIA GPU with the large matrix products in fp16
-(everything else, the recurrent state included, in fp32) and replays one CUDA
-graph per shape bucket: the batch is padded up to a
-power of two (padded rows are computed and thrown away, their state never
-kept), and each chunk length gets its own graph, so after the first call of a
-shape a whole chunk is one graph launch. With ``cuda_graphs=False`` and fp32 it
-is the plain eager baseline that every optimisation is measured against, and
-on the CPU it lets the same code be tested anywhere.
+The ONNX file carries the network's config and weights in its metadata
+(:func:`choreo.model.export.read_network`), so the backend rebuilds the very
+network that was trained and exported, with no second copy of its arithmetic.
+
+``torch-cuda`` runs it on an NVIDIA GPU and replays one CUDA graph per shape
+bucket: the batch is padded up to a power of two (padded rows are computed
+and thrown away, their state never kept), and each chunk length gets its own
+graph, so after the first call of a shape a whole chunk is one graph launch.
+It computes in fp32 by default; ``dtype="fp16"`` runs the matrix products
+under autocast (measured no faster and drifting over a song, docs/engines.md).
+With ``cuda_graphs=False`` it is the plain eager network, which lets the same
+code be tested on the CPU.
 
 The state stays on the device between chunks as torch tensors (fp32, batch
 first), so the batcher gathers and scatters rows without a host round trip.
@@ -23,17 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from choreo.errors import EngineError
-from engines.base import (
-    POSES_OUTPUT,
-    STATE_IN_PREFIX,
-    STATE_OUT_PREFIX,
-    ModelSpec,
-    check_chunk,
-)
+from choreo.errors import EngineError, ParameterError
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec, check_chunk
 from engines.settings import ShapeProfile
 from engines.state import TORCH_ROWS
-from engines.torch_graph import FlatProgram, trace_program
 
 __all__ = ["TorchEngine", "batch_bucket"]
 
@@ -46,29 +43,26 @@ def batch_bucket(batch: int) -> int:
 
 
 @dataclass
-class _Runner:
-    """One traced shape: the program, its static buffers and (on CUDA) its graph."""
+class _Graph:
+    """One captured shape: its static input buffers, outputs, CUDA graph and pinned host buffers."""
 
-    program: FlatProgram
     feeds: dict[str, Any]
     outputs: dict[str, Any]
-    graph: Any | None
+    graph: Any
     staging: dict[str, Any]
     poses_host: Any
 
 
 class TorchEngine:
-    """Runs the ONNX chunk graph with torch on one device.
+    """Runs the dance network an ONNX model file carries, with torch on one device.
 
     Parameters
     ----------
-    model_path : the ONNX chunk model (fp32)
+    model_path : an ONNX model written by :func:`choreo.model.export.export_onnx` (fp32)
     device : torch device, e.g. ``"cuda:0"`` or ``"cpu"``
-    dtype : ``"fp16"`` or ``"fp32"``, the precision of the large matrix products
+    dtype : ``"fp32"`` or ``"fp16"`` (the matrix products under autocast; state stays fp32)
     cuda_graphs : capture and replay a CUDA graph per (batch bucket, chunk length)
     max_batch : largest batch expected; larger ones still run (in a larger bucket)
-    compile_bodies : fuse each ``Scan`` body with ``torch.compile`` (one compile per model,
-        dynamic batch), then call it once per frame; fewer kernel launches per frame
     """
 
     def __init__(
@@ -76,13 +70,15 @@ class TorchEngine:
         model_path: Path,
         *,
         device: str = "cuda:0",
-        dtype: str = "fp16",
+        dtype: str = "fp32",
         cuda_graphs: bool = True,
         max_batch: int = 256,
-        compile_bodies: bool = False,
     ) -> None:
         import onnx
         import torch
+
+        from choreo.model.export import read_network
+        from choreo.model.network import DanceNet
 
         if not Path(model_path).is_file():
             raise EngineError(f"model file not found: {model_path}")
@@ -95,21 +91,21 @@ class TorchEngine:
         self.dtype = torch.float16 if dtype == "fp16" else torch.float32
         self.cuda_graphs = bool(cuda_graphs and self.device.type == "cuda")
         self.max_batch = max_batch
-        self.compile_bodies = compile_bodies
-        if compile_bodies:
-            # A state width equal to the batch must not pin the batch size in the compiled body.
-            torch.fx.experimental._config.use_duck_shape = False
-        self._compiled: dict[str, Any] = {}
         self.name = "torch-cuda" if self.cuda_graphs else f"torch-eager-{self.device.type}"
         self.state_rows = TORCH_ROWS
         self.profile: ShapeProfile | None = None  # any batch: larger ones run in a larger bucket
         self.prepares_shapes = self.cuda_graphs  # a CUDA graph capture per batch bucket
-        self._model = onnx.load(str(model_path))
-        meta = {p.key: p.value for p in self._model.metadata_props}
-        self.spec = ModelSpec.from_metadata(meta)
+        model = onnx.load(str(model_path), load_external_data=False)
+        self.spec = ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
+        try:
+            config, params = read_network(Path(model_path))
+        except ParameterError as exc:
+            raise EngineError(str(exc)) from exc
+        net = DanceNet(config)
+        net.load_state_dict({name: torch.from_numpy(value) for name, value in params.items()})
+        self._net = net.to(self.device).eval().requires_grad_(False)
         self._state_names = list(self.spec.state_shapes)
-        self._outputs = [POSES_OUTPUT] + [STATE_OUT_PREFIX + n for n in self._state_names]
-        self._runners: dict[tuple[int, int], _Runner] = {}
+        self._graphs: dict[tuple[int, int], _Graph] = {}
         self._lock = threading.Lock()
         self._pool = torch.cuda.graph_pool_handle() if self.cuda_graphs else None
 
@@ -123,7 +119,26 @@ class TorchEngine:
             for name, shape in self.spec.state_shapes.items()
         }
 
+    def _check_state(self, state: Mapping[str, Any], batch: int) -> None:
+        for name, shape in self.spec.state_shapes.items():
+            if name not in state:
+                raise EngineError(f"state {name!r} is missing")
+            got = tuple(state[name].shape)
+            if got != (batch, *shape):
+                raise EngineError(f"state {name!r} must be {(batch, *shape)}, got {got}")
+
     # -- running ------------------------------------------------------------------------------------------
+
+    def _forward(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
+        """The network on one chunk: contract-named feeds in, ``poses`` and ``state_out_*`` out (fp32)."""
+        torch = self._torch
+        inputs = {name: feeds[name] for name in self.spec.input_widths}
+        state = {name: feeds[STATE_IN_PREFIX + name] for name in self._state_names}
+        with torch.autocast(self.device.type, dtype=torch.float16, enabled=self.dtype == torch.float16):
+            poses, new_state = self._net.run_chunk(inputs, state)
+        out = {POSES_OUTPUT: poses.float()}
+        out.update({STATE_OUT_PREFIX + n: new_state[n].float() for n in self._state_names})
+        return out
 
     def _feeds_like(self, batch: int, frames: int) -> dict[str, Any]:
         torch = self._torch
@@ -137,51 +152,28 @@ class TorchEngine:
             )
         return feeds
 
-    def _runner(self, batch: int, frames: int) -> _Runner:
+    def _captured(self, batch: int, frames: int) -> _Graph:
         key = (batch, frames)
-        if key in self._runners:
-            return self._runners[key]
+        if key in self._graphs:
+            return self._graphs[key]
         torch = self._torch
         feeds = self._feeds_like(batch, frames)
-        program = trace_program(
-            self._model,
-            feeds,
-            device=self.device,
-            inner_dtype=torch.float32,
-            matmul_dtype=self.dtype,
-            outputs=self._outputs,
-            compile_bodies=self.compile_bodies,
-            compiled=self._compiled,
-        )
-        graph = None
-        if self.cuda_graphs:
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side), torch.no_grad():
-                program(feeds)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.no_grad(), torch.cuda.graph(graph, pool=self._pool):
-                outputs = program(feeds)
-        else:
-            outputs = {}
-        pin = self.device.type == "cuda"
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            self._forward(feeds)  # warm-up outside the capture (allocations, library handles)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self._pool):
+            outputs = self._forward(feeds)
         staging = {
-            name: torch.zeros(tuple(feeds[name].shape), dtype=torch.float32, pin_memory=pin)
+            name: torch.zeros(tuple(feeds[name].shape), dtype=torch.float32, pin_memory=True)
             for name in self.spec.input_widths
         }
-        poses_host = torch.zeros((batch, frames, 75), dtype=torch.float32, pin_memory=pin)
-        runner = _Runner(program, feeds, outputs, graph, staging, poses_host)
-        self._runners[key] = runner
-        return runner
-
-    def _check_state(self, state: Mapping[str, Any], batch: int) -> None:
-        for name, shape in self.spec.state_shapes.items():
-            if name not in state:
-                raise EngineError(f"state {name!r} is missing")
-            got = tuple(state[name].shape)
-            if got != (batch, *shape):
-                raise EngineError(f"state {name!r} must be {(batch, *shape)}, got {got}")
+        poses_host = torch.zeros((batch, frames, 75), dtype=torch.float32, pin_memory=True)
+        captured = _Graph(feeds, outputs, graph, staging, poses_host)
+        self._graphs[key] = captured
+        return captured
 
     def run(
         self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any]
@@ -192,42 +184,29 @@ class TorchEngine:
         torch = self._torch
         with self._lock, torch.no_grad():
             if not self.cuda_graphs:
-                return self._run_eager(inputs, state, batch, frames)
-            runner = self._runner(batch_bucket(batch), frames)
-            graph = runner.graph
-            assert graph is not None, "with cuda_graphs every runner captures its graph"
+                return self._run_eager(inputs, state, batch)
+            g = self._captured(batch_bucket(batch), frames)
             for name in self.spec.input_widths:
-                host = runner.staging[name]
+                host = g.staging[name]
                 host[:batch].numpy()[...] = inputs[name]
-                runner.feeds[name].copy_(host, non_blocking=True)
+                g.feeds[name].copy_(host, non_blocking=True)
             for name in self._state_names:
-                runner.feeds[STATE_IN_PREFIX + name][:batch].copy_(state[name], non_blocking=True)
-            graph.replay()
-            runner.poses_host[:batch].copy_(runner.outputs[POSES_OUTPUT][:batch], non_blocking=True)
-            new_state = {n: runner.outputs[STATE_OUT_PREFIX + n][:batch].clone() for n in self._state_names}
+                g.feeds[STATE_IN_PREFIX + name][:batch].copy_(state[name], non_blocking=True)
+            g.graph.replay()
+            g.poses_host[:batch].copy_(g.outputs[POSES_OUTPUT][:batch], non_blocking=True)
+            new_state = {n: g.outputs[STATE_OUT_PREFIX + n][:batch].clone() for n in self._state_names}
             torch.cuda.current_stream(self.device).synchronize()
-            return runner.poses_host[:batch].numpy().copy(), new_state
+            return g.poses_host[:batch].numpy().copy(), new_state
 
     def _run_eager(
-        self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any], batch: int, frames: int
+        self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any], batch: int
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Without CUDA graphs: the traced program for the batch bucket, rows padded with zeros.
-
-        Padding to the bucket keeps the number of traces small when the batcher's
-        batch size changes from call to call.
-        """
         torch = self._torch
-        bucket = batch_bucket(batch)
-        runner = self._runner(bucket, frames)
-        feeds = {}
-        for name in self.spec.input_widths:
-            host = np.zeros((bucket, frames, np.shape(inputs[name])[2]), dtype=np.float32)
-            host[:batch] = inputs[name]
-            feeds[name] = torch.from_numpy(host).to(self.device)
-        for name, shape in self.spec.state_shapes.items():
-            rows = torch.zeros((bucket, *shape), dtype=torch.float32, device=self.device)
-            rows[:batch] = state[name]
-            feeds[STATE_IN_PREFIX + name] = rows
-        out = runner.program(feeds)
-        poses = out[POSES_OUTPUT][:batch].float().cpu().numpy()
-        return poses, {n: out[STATE_OUT_PREFIX + n][:batch] for n in self._state_names}
+        feeds = {
+            name: torch.from_numpy(np.ascontiguousarray(inputs[name], dtype=np.float32)).to(self.device)
+            for name in self.spec.input_widths
+        }
+        feeds.update({STATE_IN_PREFIX + n: state[n] for n in self._state_names})
+        out = self._forward(feeds)
+        poses = out[POSES_OUTPUT][:batch].cpu().numpy()
+        return poses, {n: out[STATE_OUT_PREFIX + n] for n in self._state_names}

@@ -1,17 +1,26 @@
-"""Write the dance model file: weights to ONNX with the contract's metadata.
+"""Write the dance model file, and read its network back: weights to ONNX with the contract's metadata.
 
 No torch is needed here: the weights arrive as numpy arrays (from a trained
 checkpoint, or from :func:`untrained_params` for an untrained network of the same graph).
+
+Besides the engine contract (:class:`engines.base.ModelSpec`), the metadata
+carries the network itself: its config (``choreo.network``, the
+:class:`~choreo.model.config.ModelConfig` as JSON) and which initializer holds
+each weight (``choreo.weights``), so that the file alone is enough to rebuild
+:class:`choreo.model.network.DanceNet` (:func:`read_network`), as the
+torch-cuda backend does.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 from choreo.errors import ParameterError
 from choreo.model.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
@@ -24,9 +33,13 @@ __all__ = [
     "export_onnx",
     "export_run",
     "model_spec",
+    "read_network",
     "rest_pose_stats",
     "untrained_params",
 ]
+
+NETWORK_KEY = "choreo.network"
+WEIGHTS_KEY = "choreo.weights"
 
 CMU_CREDIT = (
     "The data used in this project was obtained from mocap.cs.cmu.edu. "
@@ -86,6 +99,8 @@ def export_onnx(
     """Build the chunk graph from ``params`` and save it, weights inside, to ``path``."""
     spec = model_spec(config, version=version, trained=trained, credits=credits)
     model = build_model(config, params, spec.to_metadata())
+    network = {NETWORK_KEY: config.to_json(), WEIGHTS_KEY: json.dumps(_weight_names(model, config))}
+    onnx.helper.set_model_props(model, spec.to_metadata() | network)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     onnx.save_model(model, str(path), save_as_external_data=False)
@@ -105,3 +120,40 @@ def export_run(
     with np.load(weights_file) as data:
         params = {name: data[name] for name in data.files}
     return export_onnx(config, params, path, version=version, trained=True, credits=credits)
+
+
+def _weight_names(model: onnx.ModelProto, config: ModelConfig) -> dict[str, str]:
+    """Which top-level initializer holds each weight (the graph names them ``<weight>_<n>``)."""
+    names: dict[str, str] = {}
+    for key in param_shapes(config):
+        found = [i.name for i in model.graph.initializer if re.fullmatch(rf"{key}_\d+", i.name)]
+        if len(found) != 1:
+            raise ParameterError(f"the graph holds {len(found)} initializers for weight {key!r}, not one")
+        names[key] = found[0]
+    return names
+
+
+def read_network(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray]]:
+    """The network config and weights an exported model file carries (see the module docstring).
+
+    Raises
+    ------
+    ParameterError
+        When the file lacks the network metadata (a model exported before it was
+        written, or not by :func:`export_onnx`), naming the key.
+    """
+    model = onnx.load(str(path))
+    meta = {p.key: p.value for p in model.metadata_props}
+    missing = [key for key in (NETWORK_KEY, WEIGHTS_KEY) if key not in meta]
+    if missing:
+        raise ParameterError(
+            f"{path}: the model carries no network ({', '.join(missing)} missing); re-export it"
+        )
+    config = ModelConfig.from_dict(json.loads(meta[NETWORK_KEY]))
+    initializers = {i.name: i for i in model.graph.initializer}
+    params = {}
+    for key, name in json.loads(meta[WEIGHTS_KEY]).items():
+        if name not in initializers:
+            raise ParameterError(f"{path}: weight {key!r} names initializer {name!r}, which the graph lacks")
+        params[key] = numpy_helper.to_array(initializers[name]).astype(np.float32)
+    return config, params

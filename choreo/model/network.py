@@ -7,6 +7,7 @@ directly. Needs the ``train`` extra (torch).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -66,19 +67,21 @@ def axis_angle_to_sixd(aa: torch.Tensor) -> torch.Tensor:
     return torch.cat([col0, col1], dim=-1)
 
 
-def _quat_pick() -> tuple[torch.Tensor, torch.Tensor]:
+@functools.lru_cache(maxsize=16)
+def _quat_pick(device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The quaternion pick matrices on ``device``, made once (no host copy inside a CUDA graph capture)."""
     from choreo.model.graph import quat_pick_matrix
 
     a, c = quat_pick_matrix()
-    return torch.from_numpy(a), torch.from_numpy(c)
+    return torch.from_numpy(a).to(device, dtype), torch.from_numpy(c).to(device, dtype)
 
 
 def sixd_to_axis_angle(sixd: torch.Tensor) -> torch.Tensor:
     """6D ``[..., 6]`` to axis-angle ``[..., 3]`` through Shepperd's quaternion, as the graph does."""
     mat = sixd_to_matrix(sixd)
-    pick_a, pick_c = _quat_pick()
-    kmat = mat.reshape(*mat.shape[:-2], 9) @ pick_a.to(sixd) + pick_c.to(sixd)
-    diag = kmat[..., [0, 5, 10, 15]]
+    pick_a, pick_c = _quat_pick(sixd.device, sixd.dtype)
+    kmat = mat.reshape(*mat.shape[:-2], 9) @ pick_a + pick_c
+    diag = kmat[..., 0::5]  # the 4x4 diagonal: 0, 5, 10, 15
     best = diag.argmax(dim=-1)
     q = torch.gather(
         kmat.reshape(*kmat.shape[:-1], 4, 4), -2, best[..., None, None].expand(*best.shape, 1, 4)
@@ -182,7 +185,7 @@ class DanceNet(nn.Module):
         """
         sixd = axis_angle_to_sixd(guide[..., : 3 * N_JOINTS].reshape(*guide.shape[:-1], N_JOINTS, 3))
         feats = torch.cat([sixd.reshape(*guide.shape[:-1], 6 * N_JOINTS), guide[..., 73:74]], dim=-1)
-        return self.guide_features(feats), guide[..., [72, 74]], self.junction_features(junction)
+        return self.guide_features(feats), guide[..., 72::2], self.junction_features(junction)  # root x, z
 
     def guide_features(self, feats: torch.Tensor) -> torch.Tensor:
         """Raw guide features ``[B, T, 145]`` (6D, height) to normalised ``[B, T, P]``, corrections zero."""

@@ -71,7 +71,7 @@ def _torch_cpu(path: Path) -> Any:
 def _torch_cuda(path: Path) -> Any:
     from engines.torch_engine import TorchEngine
 
-    return TorchEngine(path, device="cuda:0", dtype="fp16", cuda_graphs=True, max_batch=16)
+    return TorchEngine(path, device="cuda:0", dtype="fp32", cuda_graphs=True, max_batch=16)
 
 
 def _tensorrt(path: Path) -> Any:
@@ -85,7 +85,7 @@ def _tensorrt(path: Path) -> Any:
 BACKEND_FACTORIES: dict[str, tuple[Callable[[], str | None], Callable[[Path], Any], float]] = {
     "onnxruntime": (lambda: None, _ort, 1e-4),
     "torch-eager-cpu": (_torch_cpu_reason, _torch_cpu, 1e-4),
-    "torch-cuda": (_torch_cuda_reason, _torch_cuda, 5e-2),
+    "torch-cuda": (_torch_cuda_reason, _torch_cuda, 1e-4),
     "tensorrt": (_tensorrt_reason, _tensorrt, 1e-3),
 }
 

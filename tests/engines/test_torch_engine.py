@@ -1,8 +1,9 @@
-"""The torch backend's own parts, on the CPU: batch buckets, fp16 loop bodies, compiled bodies."""
+"""The torch backend's own parts, on the CPU: the network loaded from the ONNX file, buckets, fp16."""
 
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from engine_testkit import SHIPPED_MODEL, make_inputs
 
@@ -28,7 +29,22 @@ def test_batch_buckets_are_powers_of_two():
         batch_bucket(0)
 
 
-def test_fp16_loop_body_stays_close_to_fp32(shipped, rng):
+def test_the_network_from_the_shipped_file_runs_as_onnx_runtime(shipped, rng):
+    """The weights and config in the ONNX file rebuild the network that made the graph (CPU, fp32)."""
+    reference = OnnxRuntimeEngine(shipped, threads=1)
+    engine = TorchEngine(shipped, device="cpu", dtype="fp32", cuda_graphs=False)
+    assert engine.spec == reference.spec
+    ref_state, state = reference.initial_state(3), engine.initial_state(3)
+    for _ in range(3):  # three chunks, the state carried on
+        inputs = make_inputs(reference.spec, 3, 48, rng)
+        expected, ref_state = reference.run(inputs, ref_state)
+        got, state = engine.run(inputs, state)
+        np.testing.assert_allclose(got, expected, atol=1e-4)
+    for name, value in ref_state.items():
+        np.testing.assert_allclose(state[name].numpy(), value, atol=1e-4)
+
+
+def test_fp16_products_stay_close_to_fp32(shipped, rng):
     reference = OnnxRuntimeEngine(shipped, threads=1)
     half = TorchEngine(shipped, device="cpu", dtype="fp16", cuda_graphs=False)
     inputs = make_inputs(reference.spec, 2, 32, rng)
@@ -38,35 +54,11 @@ def test_fp16_loop_body_stays_close_to_fp32(shipped, rng):
     assert rotation_error_deg(expected.reshape(-1, 75), got.reshape(-1, 75)).mean() < 0.5
 
 
-def test_unknown_operator_is_named(tmp_path, rng):
-    import onnx
-    from onnx import TensorProto, helper
-    from tiny_engine_model import tiny_spec
-
-    spec = tiny_spec(4)
-    f32 = TensorProto.FLOAT
-    nodes = [helper.make_node("HardSwish", ["music"], ["poses"])]
-    graph = helper.make_graph(
-        nodes,
-        "odd",
-        [helper.make_tensor_value_info(n, f32, None) for n in ("music", "style", "latent")],
-        [helper.make_tensor_value_info("poses", f32, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    helper.set_model_props(model, spec.to_metadata())
-    onnx.save(model, str(tmp_path / "odd.onnx"))
-    engine = TorchEngine(tmp_path / "odd.onnx", device="cpu", dtype="fp32", cuda_graphs=False)
-    with pytest.raises(EngineError, match="HardSwish"):
-        engine.run(make_inputs(spec, 1, 16, rng), engine.initial_state(1))
-
-
-@pytest.mark.slow
-def test_compiled_scan_body_equals_the_graph(shipped, rng):
-    reference = OnnxRuntimeEngine(shipped, threads=1)
-    compiled = TorchEngine(shipped, device="cpu", dtype="fp32", cuda_graphs=False, compile_bodies=True)
-    for batch, frames in ((2, 16), (3, 24)):
-        inputs = make_inputs(reference.spec, batch, frames, rng)
-        expected, expected_state = reference.run(inputs, reference.initial_state(batch))
-        got, state = compiled.run(inputs, compiled.initial_state(batch))
-        np.testing.assert_allclose(got, expected, atol=1e-4)
-        np.testing.assert_allclose(state["h2"].numpy(), expected_state["h2"], atol=1e-5)
+def test_a_model_without_its_network_is_refused_naming_the_key(tiny_model, tmp_path):
+    model = onnx.load(str(tiny_model))
+    kept = [p for p in model.metadata_props if p.key != "choreo.network"]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    onnx.save(model, str(tmp_path / "bare.onnx"))
+    with pytest.raises(EngineError, match="choreo.network"):
+        TorchEngine(tmp_path / "bare.onnx", device="cpu", dtype="fp32", cuda_graphs=False)

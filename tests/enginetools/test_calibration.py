@@ -78,9 +78,9 @@ def test_calibration_chunks_start_from_the_real_state(tiny_model, rng):
     )
     assert len(feeds) == 3
     assert feeds[0]["music"].shape == (2, 64, 35)
-    assert not feeds[0]["state_in_h"].any()
+    assert not feeds[0]["state_in_h1"].any()
     _, after_first = engine.run(
         {k: feeds[0][k] for k in ("music", "style", "latent")}, engine.initial_state(2)
     )
-    np.testing.assert_allclose(feeds[1]["state_in_h"], after_first["h"], atol=1e-6)
-    assert np.abs(feeds[1]["state_in_h"]).max() > 0
+    np.testing.assert_allclose(feeds[1]["state_in_h1"], after_first["h1"], atol=1e-6)
+    assert np.abs(feeds[1]["state_in_h1"]).max() > 0
