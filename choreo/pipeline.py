@@ -238,7 +238,13 @@ def export_dance(
         motion, song.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
     )
     summary = DanceSummary(
-        **provenance.to_dict(),
+        generator=provenance.generator,
+        model_version=provenance.model_version,
+        seed=provenance.seed,
+        style=provenance.style,
+        song_sha256=provenance.song_sha256,
+        data_credits=list(provenance.data_credits),
+        model_trained=provenance.model_trained,
         song=song_name or name,
         duration_s=round(song.duration_s, 6),
         frames=motion.n_frames,
