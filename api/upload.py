@@ -40,6 +40,17 @@ class StreamedFile:
     seen_parts: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Part:
+    """The part being parsed: its header line so far, its name and file name."""
+
+    name: str | None = None
+    filename: str | None = None
+    header_field: bytearray = field(default_factory=bytearray)
+    header_value: bytearray = field(default_factory=bytearray)
+    in_file: bool = False
+
+
 class _TooLarge(Exception):
     pass
 
@@ -60,36 +71,37 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
         raise ApiError(415, "not_multipart", "send the song as multipart/form-data with a 'file' field")
 
     result = StreamedFile()
-    state = {"name": None, "filename": None, "header_field": b"", "header_value": b"", "in_file": False}
+    part = _Part()
     pending = bytearray()
     ended = False
 
-    def grow(which: str, data: bytes) -> None:
-        state[which] += data
-        if len(state[which]) > MAX_HEADER_BYTES:
+    def grow(header: bytearray, data: bytes) -> None:
+        header.extend(data)
+        if len(header) > MAX_HEADER_BYTES:
             raise ApiError(
                 400, "malformed_multipart", f"a part header is longer than {MAX_HEADER_BYTES} bytes"
             )
 
     def on_header_field(data: bytes, start: int, end: int) -> None:
-        grow("header_field", data[start:end])
+        grow(part.header_field, data[start:end])
 
     def on_header_value(data: bytes, start: int, end: int) -> None:
-        grow("header_value", data[start:end])
+        grow(part.header_value, data[start:end])
 
     def on_header_end() -> None:
-        if state["header_field"].lower() == b"content-disposition":
-            _, options = parse_options_header(state["header_value"])
-            state["name"] = options.get(b"name", b"").decode("utf-8", "replace")
+        if part.header_field.lower() == b"content-disposition":
+            _, options = parse_options_header(bytes(part.header_value))
+            part.name = options.get(b"name", b"").decode("utf-8", "replace")
             raw_filename = options.get(b"filename")
-            state["filename"] = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
-        state["header_field"], state["header_value"] = b"", b""
+            part.filename = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
+        part.header_field.clear()
+        part.header_value.clear()
 
     def on_headers_finished() -> None:
-        result.seen_parts.append(state["name"] or "")
-        state["in_file"] = state["name"] == "file" and result.filename is None
-        if state["in_file"]:
-            result.filename = state["filename"] or ""
+        result.seen_parts.append(part.name or "")
+        part.in_file = part.name == "file" and result.filename is None
+        if part.in_file:
+            result.filename = part.filename or ""
             if len(result.filename) > MAX_FILENAME_CHARS:
                 raise ApiError(
                     422,
@@ -98,15 +110,15 @@ async def stream_file_part(request: Request, upload: StreamingUpload, *, max_byt
                 )
 
     def on_part_data(data: bytes, start: int, end: int) -> None:
-        if state["in_file"]:
+        if part.in_file:
             result.size_bytes += end - start
             if result.size_bytes > max_bytes:
                 raise _TooLarge
             pending.extend(data[start:end])
 
     def on_part_end() -> None:
-        state["in_file"] = False
-        state["name"] = None
+        part.in_file = False
+        part.name = None
 
     def on_end() -> None:
         nonlocal ended

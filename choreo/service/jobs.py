@@ -17,6 +17,7 @@ reached a terminal state stays there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypedDict, cast
 
 import redis
 
@@ -35,6 +36,7 @@ from choreo.service.records import (
 )
 
 __all__ = [
+    "BatchStatus",
     "advance_job",
     "batch_status",
     "create_batch",
@@ -218,7 +220,7 @@ def list_jobs(
     """A page of the team's jobs, newest first; returns the jobs and the next cursor (or None)."""
     index = ctx.key("jobs", team, state.value) if state else ctx.key("jobs", team)
     top = f"({before_seq}" if before_seq is not None else "+inf"
-    ids = ctx.redis.zrevrangebyscore(index, top, "-inf", start=0, num=limit + 1)
+    ids = cast(list[str], ctx.redis.zrevrangebyscore(index, top, "-inf", start=0, num=limit + 1))
     raws = ctx.redis.mget([ctx.key("job", i) for i in ids[:limit]]) if ids else []
     jobs = [JobRecord.model_validate_json(r) for r in raws if r]
     cursor = jobs[-1].seq if len(ids) > limit and jobs else None
@@ -272,7 +274,16 @@ def get_batch(ctx: ServiceContext, batch_id: str, *, team: str | None = None) ->
     return batch
 
 
-def batch_status(ctx: ServiceContext, batch: BatchRecord) -> dict[str, object]:
+class BatchStatus(TypedDict):
+    """A batch's mean progress, its jobs per state, and whether every job has ended."""
+
+    progress: float
+    counts: dict[str, int]
+    finished: bool
+    state: str
+
+
+def batch_status(ctx: ServiceContext, batch: BatchRecord) -> BatchStatus:
     """A batch's progress (mean of its jobs'), state counts and whether every job has ended."""
     raws = ctx.redis.mget([ctx.key("job", i) for i in batch.job_ids]) if batch.job_ids else []
     jobs = [JobRecord.model_validate_json(r) for r in raws if r]

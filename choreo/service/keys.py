@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from typing import cast
 
 from choreo.errors import ParameterError
 from choreo.service.context import ServiceContext
@@ -93,7 +94,7 @@ def verify_key(ctx: ServiceContext, token: str) -> ApiKeyRecord | None:
 
 def list_keys(ctx: ServiceContext, *, team: str | None = None) -> list[ApiKeyRecord]:
     """Every key (or one team's), oldest first; secrets are never part of a record."""
-    ids = sorted(ctx.redis.smembers(ctx.key("keys")))
+    ids = sorted(cast(set[str], ctx.redis.smembers(ctx.key("keys"))))
     raws = ctx.redis.mget([ctx.key("key", i) for i in ids]) if ids else []
     records = [ApiKeyRecord.model_validate_json(r) for r in raws if r]
     if team is not None:

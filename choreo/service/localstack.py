@@ -23,7 +23,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -47,6 +49,11 @@ def free_ports(n: int) -> list[int]:
     for s in sockets:
         s.close()
     return ports
+
+
+def _says_ready(log: Path) -> bool:
+    """Whether a Celery worker's log says it is ready."""
+    return b" ready." in log.read_bytes()
 
 
 def _wait(check: Callable[[], bool], what: str, timeout_s: float, log: Path) -> None:
@@ -126,9 +133,10 @@ class LocalStack:
             "CHOREO_S3_BUCKET": "choreo",
         }
         self.env.update(env or {})
-        settings = ServiceSettings(
-            **{k[len("CHOREO_") :].lower(): v for k, v in self.env.items() if k.startswith("CHOREO_")}
-        )
+        fields: dict[str, Any] = {
+            k[len("CHOREO_") :].lower(): v for k, v in self.env.items() if k.startswith("CHOREO_")
+        }
+        settings = ServiceSettings(**fields)
         self.ctx = ServiceContext.from_settings(settings)
 
     def __enter__(self) -> LocalStack:
@@ -215,7 +223,7 @@ class LocalStack:
         for name in self.processes:
             if "worker" in name:
                 log = self.log_dir / f"{name}.log"
-                _wait(lambda log=log: b" ready." in log.read_bytes(), name, 90, log)
+                _wait(partial(_says_ready, log), name, 90, log)
 
     def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
         """Send ``sig`` to one process's group (``seaweed``, ``cpu-worker-0``, ``gpu-worker``...); reap it.

@@ -10,6 +10,8 @@ finds the job ended without it (its announcer died) makes it, once.
 
 from __future__ import annotations
 
+from typing import cast
+
 from celery import Celery
 
 from choreo.service.context import ServiceContext
@@ -48,7 +50,7 @@ def notify_job_ended(ctx: ServiceContext, celery: Celery, job: JobRecord) -> Non
 def _announce(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
     record_job_duration(ctx, job.state.value, max((job.finished_at or now_s()) - job.created_at, 0.0))
     if job.callback_url:
-        payload = {
+        payload: dict[str, object] = {
             "event": "job.finished",
             "job_id": job.id,
             "batch_id": job.batch_id,
@@ -58,7 +60,7 @@ def _announce(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
             "error_message": job.error_message,
         }
         enqueue_callback(celery, job.callback_url, payload, job.team)
-    for batch_id in sorted(ctx.redis.smembers(ctx.key("job_batches", job.id))):
+    for batch_id in sorted(cast(set[str], ctx.redis.smembers(ctx.key("job_batches", job.id)))):
         batch = get_batch(ctx, batch_id)
         if batch is None or not batch.callback_url:
             continue
@@ -67,10 +69,10 @@ def _announce(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
             continue
         if not ctx.redis.set(ctx.key("batch_callback_sent", batch.id), "1", nx=True):
             continue
-        payload = {
+        batch_payload: dict[str, object] = {
             "event": "batch.finished",
             "batch_id": batch.id,
             "job_ids": batch.job_ids,
             "counts": status["counts"],
         }
-        enqueue_callback(celery, batch.callback_url, payload, batch.team)
+        enqueue_callback(celery, batch.callback_url, batch_payload, batch.team)

@@ -13,6 +13,7 @@ touching the records.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from choreo.errors import ConflictError
 from choreo.service.context import ServiceContext
@@ -49,7 +50,7 @@ def index_routine(ctx: ServiceContext, routine: RoutineRecord) -> None:
 
 
 def routine_for_job(ctx: ServiceContext, job_id: str) -> str | None:
-    return ctx.redis.get(ctx.key("routine_of", job_id))
+    return cast(str | None, ctx.redis.get(ctx.key("routine_of", job_id)))
 
 
 def publish_job(
@@ -139,7 +140,7 @@ def list_routines(
     top = f"({before_seq}" if before_seq is not None else "+inf"
     scan_page = max(limit * 4, 100)
     while True:
-        ids = ctx.redis.zrevrangebyscore(index, top, "-inf", start=0, num=scan_page)
+        ids = cast(list[str], ctx.redis.zrevrangebyscore(index, top, "-inf", start=0, num=scan_page))
         if not ids:
             return found, None
         raws = ctx.redis.mget([ctx.key("routine", i) for i in ids])

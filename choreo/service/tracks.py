@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import cast
 
 from choreo.errors import AudioError, ParameterError
 from choreo.service.context import ServiceContext
@@ -130,7 +131,9 @@ def get_track(ctx: ServiceContext, team: str, sha256: str) -> TrackRecord | None
 def list_tracks(ctx: ServiceContext, team: str, *, limit: int, before: float | None) -> list[TrackRecord]:
     """The team's tracks, newest first, created strictly before ``before`` when given."""
     top = f"({before}" if before is not None else "+inf"
-    shas = ctx.redis.zrevrangebyscore(ctx.key("tracks", team), top, "-inf", start=0, num=limit)
+    shas = cast(
+        list[str], ctx.redis.zrevrangebyscore(ctx.key("tracks", team), top, "-inf", start=0, num=limit)
+    )
     raws = ctx.redis.mget([ctx.key("track", team, s) for s in shas]) if shas else []
     return [TrackRecord.model_validate_json(r) for r in raws if r]
 
