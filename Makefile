@@ -47,11 +47,14 @@ demo: venv
 test: venv studio
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q -ra
 
+# mypy checks choreo/, engines/, exporters/, api/ and worker/ ([tool.mypy] in pyproject.toml).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: venv
 	$(VENV)/bin/ruff format .
@@ -73,4 +76,4 @@ down:
 	scripts/dev_down.sh
 
 clean:
-	rm -rf out .pytest_cache .ruff_cache studio/dist
+	rm -rf out .pytest_cache .ruff_cache .mypy_cache studio/dist

@@ -231,7 +231,7 @@ class DanceNet(nn.Module):
         junction: torch.Tensor,
         latent: torch.Tensor,
         state: dict[str, torch.Tensor],
-        teacher: tuple[torch.Tensor, list[bool]] | None = None,
+        teacher: tuple[torch.Tensor, list[bool] | torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Run a chunk of the guided model over prepared guide inputs (see :meth:`guide_inputs`).
 
@@ -283,7 +283,7 @@ class DanceNet(nn.Module):
         style: torch.Tensor,
         latent: torch.Tensor,
         state: dict[str, torch.Tensor],
-        teacher: tuple[torch.Tensor, list[bool]] | None = None,
+        teacher: tuple[torch.Tensor, list[bool] | torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Run a chunk.
 

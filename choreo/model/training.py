@@ -26,8 +26,10 @@ import math
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -218,21 +220,21 @@ class _Run:
         torch.manual_seed(cfg.seed)
         self.net = DanceNet(cfg.model).to(device)
         self.net.set_stats(stats)
-        self.posterior = PosteriorEncoder(cfg.model).to(device)
+        self.posterior: torch.nn.Module = PosteriorEncoder(cfg.model).to(device)
         self.fk = ForwardKinematics().to(device)
         params = list(self.net.parameters()) + list(self.posterior.parameters())
         self.opt = torch.optim.Adam(params, lr=cfg.lr)
         self.params = params
-        self.eager_step = self.net.step
+        self.eager_step: Callable[..., dict[str, torch.Tensor]] = self.net.step
         self.compiled = False
         if cfg.compile_step and device.type == "cuda":
-            self.net.step = torch.compile(self.net.step, dynamic=False)
+            _use_step(self.net, "step", torch.compile(self.net.step, dynamic=False))
             self.compiled = True
 
     def uncompile(self, reason: BaseException) -> None:
         """Give up on the compiled step (it failed); training goes on eagerly."""
         print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
-        self.net.step = self.eager_step
+        _use_step(self.net, "step", self.eager_step)
         self.compiled = False
 
     def normalise(self, feats: torch.Tensor) -> torch.Tensor:
@@ -312,11 +314,12 @@ class _Run:
     @torch.no_grad()
     def evaluate(self, val: _Split) -> dict[str, float]:
         """Teacher-forced and free-running losses on fixed validation windows, and a long rollout."""
-        compiled_step, self.net.step = self.net.step, self.eager_step
+        compiled_step = self.net.step
+        _use_step(self.net, "step", self.eager_step)
         try:
             return self._evaluate(val)
         finally:
-            self.net.step = compiled_step
+            _use_step(self.net, "step", compiled_step)
 
     def _evaluate(self, val: _Split) -> dict[str, float]:
         cfg = self.cfg
@@ -404,12 +407,12 @@ class _GuidedRun(_Run):
         self.eager_step = self.net.guided_step
         self.compiled = False
         if cfg.compile_step and device.type == "cuda":
-            self.net.guided_step = torch.compile(self.net.guided_step, dynamic=False)
+            _use_step(self.net, "guided_step", torch.compile(self.net.guided_step, dynamic=False))
             self.compiled = True
 
     def uncompile(self, reason: BaseException) -> None:
         print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
-        self.net.guided_step = self.eager_step
+        _use_step(self.net, "guided_step", self.eager_step)
         self.compiled = False
 
     def guided_rollout(
@@ -470,7 +473,8 @@ class _GuidedRun(_Run):
     @torch.no_grad()
     def evaluate(self, val: _Split) -> dict[str, float]:
         """Losses on fixed validation windows with fixed junctions."""
-        compiled_step, self.net.guided_step = self.net.guided_step, self.eager_step
+        compiled_step = self.net.guided_step
+        _use_step(self.net, "guided_step", self.eager_step)
         try:
             gen = torch.Generator().manual_seed(12345)
             n = min(self.cfg.eval_batch, len(val.starts))
@@ -480,7 +484,12 @@ class _GuidedRun(_Run):
             parts = inertialization_losses(self.fk, self.net, w, z, root, self.cfg.model.native_fps)
             return {f"val_{k}": float(v) for k, v in parts.items()}
         finally:
-            self.net.guided_step = compiled_step
+            _use_step(self.net, "guided_step", compiled_step)
+
+
+def _use_step(net: DanceNet, name: str, fn: Callable[..., dict[str, torch.Tensor]]) -> None:
+    """Route the network's per-frame ``step`` or ``guided_step`` through ``fn`` (compiled, or eager again)."""
+    setattr(net, name, fn)
 
 
 def _save_checkpoint(
@@ -506,7 +515,9 @@ def _save_checkpoint(
 
 
 def _write_outputs(out_dir: Path, run: _Run, summary: dict) -> None:
-    np.savez(out_dir / "weights.npz", **run.net.numpy_params())
+    # savez takes any array-like; its stubs refuse a typed **dict
+    weights: dict[str, Any] = run.net.numpy_params()
+    np.savez(out_dir / "weights.npz", **weights)
     (out_dir / "config.json").write_text(json.dumps(run.cfg.to_dict(), indent=2))
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
 
