@@ -143,6 +143,7 @@ def update_job(
                     if wrote_storage:
                         save_job(ctx, job)
                     return job
+                job.updated_at = now_s()
                 if persist() if callable(persist) else persist:
                     save_job(ctx, job)
                     wrote_storage = True

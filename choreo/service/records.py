@@ -153,6 +153,7 @@ class JobRecord(BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     announced: bool = Field(default=False, description="Its end was counted and its callbacks queued.")
+    updated_at: float = Field(default_factory=now_s, description="Its last change (state, progress, end).")
 
     @field_validator("summary", mode="before")
     @classmethod

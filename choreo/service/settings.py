@@ -59,6 +59,9 @@ class ServiceSettings(BaseSettings):
     auth_failures_per_minute: int = Field(
         default=30, gt=0, description="Failed authentications per client address per minute before 429."
     )
+    dedup_stale_after_s: int = Field(
+        default=3600, gt=0, description="A live job unchanged this long no longer deduplicates new requests."
+    )
     max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
 
     intensity_low_below_m_per_s: float = Field(

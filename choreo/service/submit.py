@@ -3,9 +3,10 @@
 Deduplication is a claim, not a check: the fingerprint key of a team's track
 and options is taken with one Redis script that also looks at the job holding
 it, so any number of identical requests at once create one job. A claim whose
-job was failed or cancelled is free again; one whose job never appeared (its
-creator died between the claim and the record) is taken over after
-:data:`CLAIM_WAIT_S`.
+job was failed or cancelled is free again, and so is one whose live job has
+not changed for ``dedup_stale_after_s`` (it is stuck: it must not trap the
+request for ever); one whose job never appeared (its creator died between
+the claim and the record) is taken over after :data:`CLAIM_WAIT_S`.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ local current = redis.call('get', KEYS[1])
 if current and current ~= ARGV[1] then
   local raw = redis.call('get', ARGV[2] .. current)
   if not raw then return current end
-  local state = cjson.decode(raw)['state']
-  if state ~= 'failed' and state ~= 'cancelled' then return current end
+  local job = cjson.decode(raw)
+  local ended = job['state'] == 'failed' or job['state'] == 'cancelled'
+  local done = job['state'] == 'done'
+  local stale = (tonumber(job['updated_at']) or tonumber(job['created_at']) or 0) < tonumber(ARGV[3])
+  if done or not (ended or stale) then return current end
 end
 redis.call('set', KEYS[1], ARGV[1])
 return ARGV[1]
@@ -60,7 +64,8 @@ def claim_render(ctx: ServiceContext, team: str, fingerprint: str, job_id: str) 
     dedup = ctx.key("dedup", team, fingerprint)
     deadline = time.monotonic() + CLAIM_WAIT_S
     while True:
-        owner = ctx.redis.eval(_CLAIM, 1, dedup, job_id, ctx.key("job", ""))
+        stale_before = time.time() - ctx.settings.dedup_stale_after_s
+        owner = ctx.redis.eval(_CLAIM, 1, dedup, job_id, ctx.key("job", ""), stale_before)
         if owner == job_id:
             return None
         job = get_job(ctx, owner, team=team)

@@ -113,3 +113,35 @@ def test_twenty_identical_submits_at_once_make_one_job(stack: ServiceStack) -> N
     assert sum(not a["deduplicated"] for a in answers) == 1
     with stack.as_("content") as client:
         assert client.post(f"/v1/jobs/{answers[0]['id']}/cancel").status_code == 200
+
+
+def test_a_stuck_job_does_not_trap_its_requests(stack: ServiceStack) -> None:
+    from choreo.service.jobs import create_job
+    from choreo.service.records import JobOptions, JobRecord, JobState, new_id, now_s
+
+    with stack.as_("content") as client:
+        sha = upload(client, SONGS["hungarian"]).json()["sha256"]
+    options = JobOptions(seed=515151)
+    # A live job whose messages were lost: unchanged for longer than dedup_stale_after_s (never enqueued).
+    stuck = create_job(
+        stack.ctx,
+        JobRecord(
+            id=new_id("job"),
+            team="acme",
+            track_sha256=sha,
+            track_ext="ogg",
+            track_name="stuck.ogg",
+            options=options,
+            fingerprint=options.fingerprint(sha),
+            state=JobState.GENERATING,
+            updated_at=now_s() - stack.ctx.settings.dedup_stale_after_s - 60,
+        ),
+    )
+    body = {"tracks": [sha], "options": options.model_dump()}
+    with stack.as_("content") as client:
+        again = client.post("/v1/jobs", json=body).json()["jobs"][0]
+        assert again["id"] != stuck.id and again["deduplicated"] is False
+        third = client.post("/v1/jobs", json=body).json()["jobs"][0]
+        assert third["id"] == again["id"] and third["deduplicated"] is True
+        for job_id in (stuck.id, again["id"]):
+            assert client.post(f"/v1/jobs/{job_id}/cancel").status_code == 200
