@@ -38,6 +38,31 @@ from engines.runner import SingleSongRunner  # noqa: E402
 SONGS = ("Kevin_MacLeod_-_Vibe_Ace.hq.ogg", "hedgewars__Music__hell.ogg", "supertux__misc__theme.ogg")
 
 
+def planned_songs(music: Path, seeds: str, latent_dim: int):
+    """For each held-out song and seed: ``(song, seed, style, plan, guide, model inputs)``."""
+    # The planner and guide of issue 11, imported here so that this file reads without them.
+    from choreo.choreography import guide as guides
+    from choreo.choreography import library as phrases
+    from choreo.choreography import planner
+
+    library = phrases.shipped_library()
+    for name in SONGS:
+        features = prepare_song(next(music.rglob(name)))
+        structure = analyze_structure(features)
+        for seed in map(int, seeds.split(",")):
+            style = library.styles[seed % len(library.styles)]
+            plan = planner.plan_dance(library, structure, style=style, seed=seed)
+            guide = guides.build_guide(library, plan, features.n_frames, features.fps)
+            latent = np.random.default_rng(seed).standard_normal((features.n_frames, latent_dim))
+            inputs = {
+                "music": features.features.astype(np.float32),
+                "guide": guide.poses,
+                "junction": guide.junction,
+                "latent": latent.astype(np.float32),
+            }
+            yield name, seed, style, plan, guide, inputs
+
+
 def _measures(motion: Motion, junctions_s: np.ndarray) -> dict[str, float | None]:
     pos = joint_positions(motion)
     fps = motion.fps
@@ -57,47 +82,29 @@ def main() -> int:
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    # The planner and guide of issue 11, imported here so that this file reads without them.
-    from choreo.choreography import guide as guides
-    from choreo.choreography import library as phrases
-    from choreo.choreography import planner
-
-    library = phrases.shipped_library()
     runner = SingleSongRunner(OnnxRuntimeEngine(args.model, threads=1), 128)
     rows = []
-    for name in SONGS:
-        path = next(args.music.rglob(name))
-        features = prepare_song(path)
-        structure = analyze_structure(features)
-        for seed in map(int, args.seeds.split(",")):
-            style = library.styles[seed % len(library.styles)]
-            plan = planner.plan_dance(library, structure, style=style, seed=seed)
-            guide = guides.build_guide(library, plan, features.n_frames, features.fps)
-            latent = np.random.default_rng(seed).standard_normal((features.n_frames, runner.spec.latent_dim))
-            inputs = {
-                "music": features.features.astype(np.float32),
-                "guide": guide.poses,
-                "junction": guide.junction,
-                "latent": latent.astype(np.float32),
-            }
-            raw = runner.run_song(inputs)
-            guide_m = Motion.from_array(guide.poses.astype(np.float64), fps=features.fps)
-            model_m = Motion.from_array(raw.astype(np.float64), fps=features.fps)
-            away = guide.junction.min(axis=1) > 0.5
-            dev = np.linalg.norm(joint_positions(model_m) - joint_positions(guide_m), axis=-1).mean(axis=1)
-            junctions = np.asarray(plan.junctions_s)
-            row = {
-                "song": name,
-                "seed": seed,
-                "style": style,
-                "junctions": int(junctions.size),
-                "blend": _measures(postprocess(guide_m), junctions),
-                "model": _measures(postprocess(model_m), junctions),
-                "model_dev_from_guide_away_cm": float(100 * dev[away].mean()),
-                "model_dev_from_guide_near_cm": float(100 * dev[~away].mean()),
-            }
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+    for name, seed, style, plan, guide, inputs in planned_songs(
+        args.music, args.seeds, runner.spec.latent_dim
+    ):
+        raw = runner.run_song(inputs)
+        guide_m = Motion.from_array(guide.poses.astype(np.float64), fps=guide.fps)
+        model_m = Motion.from_array(raw.astype(np.float64), fps=guide.fps)
+        away = guide.junction.min(axis=1) > 0.5
+        dev = np.linalg.norm(joint_positions(model_m) - joint_positions(guide_m), axis=-1).mean(axis=1)
+        junctions = np.asarray(plan.junctions_s)
+        row = {
+            "song": name,
+            "seed": seed,
+            "style": style,
+            "junctions": int(junctions.size),
+            "blend": _measures(postprocess(guide_m), junctions),
+            "model": _measures(postprocess(model_m), junctions),
+            "model_dev_from_guide_away_cm": float(100 * dev[away].mean()),
+            "model_dev_from_guide_near_cm": float(100 * dev[~away].mean()),
+        }
+        print(json.dumps(row), flush=True)
+        rows.append(row)
 
     def mean(side: str, key: str) -> float:
         vals = [r[side][key] for r in rows if r[side][key] is not None]
