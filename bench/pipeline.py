@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python -P bench/pipeline.py [--out bench/results/pipeline.json]
+    .venv/bin/python -P bench/pipeline.py [--out bench/results/pipeline.json] [--synth blend|model]
 
 Each song is rendered twice in a fresh process: the first render is *cold*
 (imports, model load and first-call costs included), the second *warm* (what a
@@ -37,14 +37,20 @@ LONG_SOURCES = [
 TWENTY_MIN_S = 1200.0
 
 
-def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
-    """Render ``song`` ``repeats`` times in this (fresh) process, timing every stage."""
+def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "blend") -> dict:
+    """Render ``song`` ``repeats`` times in this (fresh) process, timing every stage.
+
+    With the blend synthesizer (the default) the plan and its guide get their own lap.
+    """
     import resource
 
     started = time.perf_counter()
     from choreo.audio import extract_features, load_audio, probe_duration_s
+    from choreo.choreography.blend import BlendRunner
+    from choreo.choreography.library import shipped_library
     from choreo.pipeline import (
         RenderOptions,
+        choreograph,
         export_dance,
         finish_motion,
         generate_motion,
@@ -55,7 +61,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
 
     import_s = time.perf_counter() - started
     settings = get_settings()
-    options = RenderOptions(formats=formats)
+    options = RenderOptions(formats=formats, synth=synth)
     fps = model_fps()
     sr = fps * 512
     runs = []
@@ -69,14 +75,19 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
             _t[name] = now - clock
             clock = now
 
-        runner = load_runner(settings)
+        library = shipped_library() if synth == "blend" else None
+        runner = BlendRunner(library) if library is not None else load_runner(settings)
         lap("load_engine_s")
         probe_duration_s(song)
         y = load_audio(song, sr=sr)
         lap("decode_s")
         features = extract_features(y, sr, fps=fps)
         lap("features_s")
-        generated = generate_motion(runner, features, options, song_sha256="0" * 64)
+        choreography = choreograph(features, options, library) if library is not None else None
+        lap("plan_and_guide_s")
+        generated = generate_motion(
+            runner, features, options, song_sha256="0" * 64, choreography=choreography
+        )
         lap("engine_s")
         motion = finish_motion(generated, options)
         lap("postprocess_s")
@@ -90,9 +101,9 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...]) -> dict:
     return {"import_s": import_s, "runs": runs, "duration_s": features.duration_s, "peak_rss_mb": peak_rss_mb}
 
 
-def _child(song: Path, repeats: int, formats: str) -> dict:
+def _child(song: Path, repeats: int, formats: str, synth: str) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-P", __file__, "--child", str(song), str(repeats), formats],
+        [sys.executable, "-P", __file__, "--child", str(song), str(repeats), formats, synth],
         capture_output=True,
         text=True,
         check=True,
@@ -124,21 +135,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "pipeline.json")
     parser.add_argument("--formats", default="bvh")
-    parser.add_argument("--child", nargs=3, metavar=("SONG", "REPEATS", "FORMATS"), help=argparse.SUPPRESS)
+    parser.add_argument("--synth", default="blend", choices=("blend", "model"))
+    parser.add_argument(
+        "--child", nargs=4, metavar=("SONG", "REPEATS", "FORMATS", "SYNTH"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
-        song, repeats, formats = args.child
-        print(json.dumps(child_run(Path(song), int(repeats), tuple(formats.split(",")))))
+        song, repeats, formats, synth = args.child
+        print(json.dumps(child_run(Path(song), int(repeats), tuple(formats.split(",")), synth)))
         return
 
     results: dict = {
         "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": _cpus()},
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "formats": args.formats,
+        "synth": args.synth,
         "songs": {},
     }
     for label, song in SONGS.items():
-        child = _child(song, 2, args.formats)
+        child = _child(song, 2, args.formats, args.synth)
         cold, warm = child["runs"]
         cold = dict(cold, total_s=cold["total_s"] + child["import_s"], import_s=child["import_s"])
         results["songs"][label] = {
@@ -150,7 +165,7 @@ def main() -> None:
         print(f"{label}: warm {warm['total_s']:.2f} s, cold {cold['total_s']:.2f} s", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         long_song = _twenty_minute_song(Path(tmp))
-        child = _child(long_song, 1, args.formats)
+        child = _child(long_song, 1, args.formats, args.synth)
         results["twenty_minutes"] = {
             "duration_s": child["duration_s"],
             "peak_rss_mb": child["peak_rss_mb"],

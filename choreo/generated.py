@@ -9,9 +9,10 @@ object with one schema instead of the features again plus a side file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from os import PathLike
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -45,11 +46,13 @@ class GeneratedMotion:
     provenance : where it came from; ``provenance.style`` is the concrete style it
         was generated in (``auto`` resolved from the tempo, the one place it is resolved)
     song : the song's beats, tempo and duration
+    plan : the choreography plan as JSON-ready data, when a plan was danced
     """
 
     motion: Motion
     provenance: Provenance
     song: SongTiming
+    plan: dict[str, Any] | None = None
 
     def to_npz(self, file: str | PathLike[str] | BinaryIO) -> None:
         """Write as a compressed ``.npz`` (poses as float32, as the engine made them)."""
@@ -63,6 +66,7 @@ class GeneratedMotion:
             downbeat_times=self.song.downbeat_times,
             tempo_bpm=np.float64(self.song.tempo_bpm),
             duration_s=np.float64(self.song.duration_s),
+            plan=np.array(json.dumps(self.plan) if self.plan is not None else ""),
         )
 
     @classmethod
@@ -89,4 +93,10 @@ class GeneratedMotion:
                 float(data["tempo_bpm"]),
                 float(data["duration_s"]),
             )
-            return cls(motion, Provenance.from_json(str(data["provenance"])), song)
+            plan = str(data["plan"]) if "plan" in data.files else ""
+            return cls(
+                motion,
+                Provenance.from_json(str(data["provenance"])),
+                song,
+                json.loads(plan) if plan else None,
+            )

@@ -13,10 +13,12 @@ answers with a 422; :meth:`RenderOptions.parse` turns it into one
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from choreo.choreography import ENERGY_LEVELS, SYNTHS
 from choreo.errors import ParameterError
 from choreo.styles import AUTO, STYLES
 from exporters.rigs import RIG_NAMES
@@ -46,6 +48,8 @@ mannequin at 720p with the song (:mod:`choreo.video`; the excerpt of ``video_sta
 RIGS = RIG_NAMES
 """Joint naming of the written files."""
 
+_STYLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
 
 class RenderOptions(BaseModel):
     """What to render.
@@ -61,6 +65,9 @@ class RenderOptions(BaseModel):
     in_place : keep the dancer on the spot (no horizontal root motion)
     video_start_s, video_length_s : the mp4's excerpt, from ``video_start_s`` for ``video_length_s``
         seconds; a length of None renders to the end of the song
+    energy : how big the moves are, from :data:`choreo.choreography.ENERGY_LEVELS` (``auto``: the music)
+    synth : one of :data:`choreo.choreography.SYNTHS`: ``blend`` dances a plan of real mocap
+        phrases (the default), ``model`` is the LSTM, which ignores the plan
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +82,10 @@ class RenderOptions(BaseModel):
     video_start_s: float = Field(default=0.0, ge=0, description="mp4: where the excerpt starts, seconds.")
     video_length_s: float | None = Field(
         default=30.0, gt=0, description="mp4: the excerpt's length, seconds; unset: to the end of the song."
+    )
+    energy: str = Field(default="auto", description=f"How big the moves are: {', '.join(ENERGY_LEVELS)}.")
+    synth: str = Field(
+        default="blend", description="blend (real mocap phrases planned on the music) or model (the LSTM)."
     )
 
     @field_validator("fps")
@@ -95,10 +106,32 @@ class RenderOptions(BaseModel):
 
     @field_validator("style")
     @classmethod
-    def _known_style(cls, style: str) -> str:
-        if style != AUTO and style not in STYLES:
-            raise ParameterError(f"unknown style {style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
+    def _style_name(cls, style: str) -> str:
+        if not _STYLE_NAME.fullmatch(style):
+            raise ParameterError(f"style must be a name of letters, digits, - or _, got {style!r}")
         return style
+
+    @field_validator("energy")
+    @classmethod
+    def _known_energy(cls, energy: str) -> str:
+        if energy not in ENERGY_LEVELS:
+            raise ParameterError(f"unknown energy {energy!r}; choose one of {', '.join(ENERGY_LEVELS)}")
+        return energy
+
+    @field_validator("synth")
+    @classmethod
+    def _known_synth(cls, synth: str) -> str:
+        if synth not in SYNTHS:
+            raise ParameterError(f"unknown synthesizer {synth!r}; choose one of {', '.join(SYNTHS)}")
+        return synth
+
+    @model_validator(mode="after")
+    def _known_style(self) -> RenderOptions:
+        # The model knows its styles; a blend's style is checked against its library when it plans
+        # (a team's own library may name its own styles).
+        if self.synth == "model" and self.style != AUTO and self.style not in STYLES:
+            raise ParameterError(f"unknown style {self.style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
+        return self
 
     @field_validator("units", mode="before")
     @classmethod

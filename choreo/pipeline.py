@@ -20,6 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from choreo.audio import MusicFeatures, analyze_song, frames_for_duration, song_sha256
+from choreo.audio.structure import analyze_structure
+from choreo.choreography.blend import BlendRunner
+from choreo.choreography.guide import Guide, build_guide
+from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.choreography.plan import Plan
+from choreo.choreography.planner import plan_dance
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
 from choreo.generated import GeneratedMotion
@@ -30,7 +36,7 @@ from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import Settings, get_settings
-from choreo.styles import resolve_style
+from choreo.styles import AUTO, auto_style, resolve_style
 from choreo.summary import DanceSummary
 from choreo.video import VideoOptions, write_video
 from engines.base import Engine
@@ -38,6 +44,9 @@ from engines.runner import SingleSongRunner, SongRunner
 from exporters.provenance import Provenance
 
 __all__ = [
+    "Choreography",
+    "blend_style",
+    "choreograph",
     "FORMATS",
     "ExportedDance",
     "GeneratedMotion",
@@ -138,8 +147,64 @@ def load_runner(settings: Settings | None = None) -> SingleSongRunner:
     return SingleSongRunner(load_engine(), settings.chunk_frames)
 
 
+@dataclass(frozen=True)
+class Choreography:
+    """A song's plan and the guide made from it."""
+
+    plan: Plan
+    guide: Guide
+
+
+def choreograph(
+    features: MusicFeatures,
+    options: RenderOptions,
+    library: PhraseLibrary,
+    *,
+    plan: Plan | None = None,
+) -> Choreography:
+    """Plan the dance on the song's bars (or take ``plan``) and build its guide, at the features' rate.
+
+    Raises
+    ------
+    ParameterError
+        When the style is not in the library, or a given plan does not fit the library or the song.
+    """
+    if plan is None:
+        structure = analyze_structure(features)
+        style = blend_style(options.style, features.tempo_bpm, library)
+        plan = plan_dance(library, structure, style=style, energy=options.energy, seed=options.seed)
+    elif plan.library_sha256 != library.sha256:
+        raise ParameterError(
+            f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
+        )
+    guide = build_guide(library, plan, features.n_frames, features.fps)
+    return Choreography(plan, guide)
+
+
+def blend_style(style: str, tempo_bpm: float, library: PhraseLibrary) -> str:
+    """The library style to plan in: ``auto`` picks by tempo among the library's styles.
+
+    Raises
+    ------
+    ParameterError
+        Naming the style when the library has no such style.
+    """
+    if style == AUTO:
+        chosen = auto_style(tempo_bpm)
+        if chosen in library.styles:
+            return chosen
+        return max(library.styles, key=lambda s: library.coverage()[s]["minutes"])
+    library.style_index(style)
+    return style
+
+
 def generate_motion(
-    runner: SongRunner, features: MusicFeatures, options: RenderOptions, *, song_sha256: str
+    runner: SongRunner,
+    features: MusicFeatures,
+    options: RenderOptions,
+    *,
+    song_sha256: str,
+    choreography: Choreography | None = None,
 ) -> GeneratedMotion:
     """The raw dance for a song at the model's native frame rate, with its provenance.
 
@@ -151,6 +216,7 @@ def generate_motion(
     features : the song's features at ``runner.spec.native_fps``
     options : the render options (style and seed are used here)
     song_sha256 : SHA-256 of the song file, for the provenance
+    choreography : the plan and guide (:func:`choreograph`), for a synthesizer that performs one
 
     Raises
     ------
@@ -162,8 +228,15 @@ def generate_motion(
     spec = runner.spec
     if features.fps != spec.native_fps:
         raise ParameterError(f"features are at {features.fps} fps but the model runs at {spec.native_fps}")
-    style = resolve_style(options.style, features.tempo_bpm)
-    inputs = song_inputs(features.features, style=style, seed=options.seed, spec=spec)
+    if choreography is not None:
+        style = choreography.plan.style
+        guide, junction = choreography.guide.poses, choreography.guide.junction
+    else:
+        style = resolve_style(options.style, features.tempo_bpm)
+        guide = junction = None
+    inputs = song_inputs(
+        features.features, style=style, seed=options.seed, spec=spec, guide=guide, junction=junction
+    )
     poses = runner.run_song(inputs)
     if not np.isfinite(poses).all():
         raise EngineError("the engine produced non-finite poses")
@@ -174,9 +247,13 @@ def generate_motion(
         song_sha256=song_sha256,
         data_credits=spec.credits,
         model_trained=spec.trained,
+        synthesizer=options.synth,
+        energy=options.energy,
+        library_sha256=choreography.plan.library_sha256 if choreography else "",
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    return GeneratedMotion(motion, provenance, features.timing)
+    plan = choreography.plan.to_dict() if choreography else None
+    return GeneratedMotion(motion, provenance, features.timing, plan)
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
@@ -254,6 +331,7 @@ def export_dance(
         downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
         options=options.model_dump(mode="json"),
         files={kind: p.name for kind, p in files.items()},
+        plan=generated.plan,
     )
     return ExportedDance(files, summary)
 
@@ -265,21 +343,40 @@ def render_song(
     *,
     runner: SongRunner | None = None,
     settings: Settings | None = None,
+    library: PhraseLibrary | None = None,
+    plan: Plan | None = None,
 ) -> RenderResult:
-    """Render one song into dance files in ``out_dir``, named after the song."""
+    """Render one song into dance files in ``out_dir``, named after the song.
+
+    With ``options.synth == "blend"`` (the default) the dance is planned on
+    ``library`` (default: the shipped one), or follows ``plan`` when given,
+    and ``runner`` is ignored; with ``"model"`` the network generates it.
+    """
     settings = settings or get_settings()
     path = Path(path)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    runner = runner or load_runner(settings)
+    if options.synth == "blend":
+        library = library or shipped_library()
+        runner = BlendRunner(library)
+    else:
+        runner = runner or load_runner(settings)
     timings["load_engine_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
     features = prepare_song(path, fps=runner.spec.native_fps, settings=settings)
     timings["analyze_s"] = time.perf_counter() - start
 
+    choreography = None
+    if options.synth == "blend":
+        start = time.perf_counter()
+        choreography = choreograph(features, options, library, plan=plan)
+        timings["plan_s"] = time.perf_counter() - start
+
     start = time.perf_counter()
-    generated = generate_motion(runner, features, options, song_sha256=song_sha256(path))
+    generated = generate_motion(
+        runner, features, options, song_sha256=song_sha256(path), choreography=choreography
+    )
     timings["generate_s"] = time.perf_counter() - start
 
     start = time.perf_counter()

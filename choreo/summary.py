@@ -28,6 +28,9 @@ class DanceSummary(BaseModel):
     song_sha256: str
     data_credits: list[str]
     model_trained: bool
+    synthesizer: str = "model"
+    energy: str = "auto"
+    library_sha256: str = ""
     song: str
     duration_s: float
     frames: int
@@ -38,6 +41,8 @@ class DanceSummary(BaseModel):
     options: dict[str, Any]
     files: dict[str, str]
     timings_s: dict[str, float] | None = None
+    plan: dict[str, Any] | None = None
+    """The choreography plan (:class:`choreo.choreography.plan.Plan` as JSON) when the blend danced it."""
 
     def write(self, path: Path) -> Path:
         """Write the summary as indented JSON (no ``timings_s`` key when there are none); returns ``path``."""

@@ -45,6 +45,9 @@ class Provenance:
     generator : the software that wrote the file
     model_trained : whether the model was trained (False for an exported but untrained network);
         keyword-only and required, so no caller can leave it to a default
+    synthesizer : what made the motion: ``blend`` (library phrases on a plan) or ``model`` (the network)
+    energy : the energy level asked for (``low``, ``medium``, ``high``, ``auto``)
+    library_sha256 : SHA-256 of the phrase library the plan draws on; empty without one
     """
 
     model_version: str
@@ -54,6 +57,9 @@ class Provenance:
     data_credits: tuple[str, ...] = ()
     generator: str = field(default_factory=generator_name)
     model_trained: bool = field(kw_only=True)
+    synthesizer: str = field(default="model", kw_only=True)
+    energy: str = field(default="auto", kw_only=True)
+    library_sha256: str = field(default="", kw_only=True)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_version, str) or not self.model_version:
@@ -72,6 +78,10 @@ class Provenance:
             )
         if isinstance(self.data_credits, str) or not all(isinstance(c, str) for c in self.data_credits):
             raise ParameterError("provenance data_credits must be a sequence of strings")
+        if self.library_sha256 and not _SHA256.fullmatch(self.library_sha256):
+            raise ParameterError(
+                f"provenance library_sha256 must be empty or 64 hex digits, got {self.library_sha256!r}"
+            )
         object.__setattr__(self, "data_credits", tuple(self.data_credits))
 
     def to_dict(self) -> dict[str, object]:
@@ -84,6 +94,9 @@ class Provenance:
             "song_sha256": self.song_sha256,
             "data_credits": list(self.data_credits),
             "model_trained": self.model_trained,
+            "synthesizer": self.synthesizer,
+            "energy": self.energy,
+            "library_sha256": self.library_sha256,
         }
 
     def to_json(self) -> str:
@@ -102,6 +115,9 @@ class Provenance:
                 data_credits=tuple(data.get("data_credits", ())),  # type: ignore[arg-type]
                 generator=str(data.get("generator", generator_name())),
                 model_trained=data["model_trained"],  # type: ignore[arg-type]
+                synthesizer=str(data.get("synthesizer", "model")),
+                energy=str(data.get("energy", "auto")),
+                library_sha256=str(data.get("library_sha256", "")),
             )
         except KeyError as exc:
             raise ParameterError(f"provenance lacks the key {exc.args[0]!r}") from None

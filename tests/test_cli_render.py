@@ -14,6 +14,7 @@ import pytest
 import soundfile as sf
 from sheet_checks import figure_above, sheet_panels
 
+from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
 from choreo.motion import joint_positions
 from exporters.bvh import read_bvh_motion
@@ -174,7 +175,57 @@ def test_render_loads_the_model_the_engine_settings_name(
     monkeypatch.setenv(variable, str(missing))
     get_engine_settings.cache_clear()
     try:
-        code, output = _render([str(DEMO_SONG), "-o", str(tmp_path)], capsys)
+        code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), "--synth", "model"], capsys)
     finally:
         get_engine_settings.cache_clear()
     assert code == 2 and f"model file not found: {missing}" in output
+
+
+def test_the_plan_is_in_the_summary_and_re_renders_the_same_dance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, again, edited = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert _render([str(DEMO_SONG), "-o", str(first)], capsys)[0] == 0
+    summary_path = first / f"{DEMO_SONG.stem}.json"
+    summary = json.loads(summary_path.read_text())
+    assert (
+        summary["synthesizer"] == "blend" and summary["library_sha256"] == summary["plan"]["library_sha256"]
+    )
+    segments = summary["plan"]["segments"]
+    assert segments[0]["song_beats_s"][0] == 0.0 and segments[-1]["song_beats_s"][-1] == pytest.approx(
+        summary["duration_s"]
+    )
+    assert _render([str(DEMO_SONG), "-o", str(again), "--plan", str(summary_path)], capsys)[0] == 0
+    name = DEMO_SONG.stem + ".bvh"
+    assert (first / name).read_bytes() == (again / name).read_bytes()
+    # an edited plan: the second segment danced mirrored
+    plan = summary["plan"]
+    seg = plan["segments"][1]
+    twin = int(shipped_library().mirror_phrase[seg["phrase"]])
+    seg["phrase"], seg["mirrored"] = twin, not seg["mirrored"]
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    assert _render([str(DEMO_SONG), "-o", str(edited), "--plan", str(tmp_path / "plan.json")], capsys)[0] == 0
+    assert (first / name).read_bytes() != (edited / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--energy", "loud"], "unknown energy 'loud'"),
+        (["--synth", "gan"], "unknown synthesizer 'gan'"),
+        (["--library", "/nonexistent/lib.npz"], "/nonexistent/lib.npz"),
+        (["--plan", "/nonexistent/plan.json"], "--plan /nonexistent/plan.json"),
+    ],
+)
+def test_bad_choreography_options_exit_2_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+) -> None:
+    code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), *option], capsys)
+    assert code == 2 and message in output
+
+
+def test_the_model_synthesizer_still_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), "--synth", "model"], capsys)
+    assert code == 0, output
+    summary = json.loads((tmp_path / f"{DEMO_SONG.stem}.json").read_text())
+    assert summary["synthesizer"] == "model" and "plan" not in summary

@@ -49,7 +49,7 @@ def test_a_job_may_ask_for_units_and_they_change_its_key() -> None:
 
 
 def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> None:
-    options = JobOptions(formats=["glb", "bvh"], seed=4, style="salsa")
+    options = JobOptions(formats=["glb", "bvh"], seed=4, style="salsa", synth="model")
     before = {
         "fps": 30,
         "formats": ["bvh", "glb"],
@@ -60,6 +60,22 @@ def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> 
     }
     expected = hashlib.sha256(json.dumps(before | {"track": SHA}, sort_keys=True).encode()).hexdigest()
     assert options.fingerprint(SHA) == expected
+
+
+def test_a_blend_key_names_the_library_the_energy_and_the_synth() -> None:
+    blend = JobOptions(seed=4)
+    assert blend.synth == "blend"
+    keys = {
+        blend.fingerprint(SHA),
+        JobOptions(seed=4, synth="model").fingerprint(SHA),
+        JobOptions(seed=4, energy="high").fingerprint(SHA),
+    }
+    assert len(keys) == 3
+    canonical = blend.model_dump() | {"formats": ["bvh"], "track": SHA}
+    without_library = hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+    assert blend.fingerprint(SHA) != without_library
+    with pytest.raises(ValidationError, match="energy"):
+        JobOptions(energy="loud")
 
 
 def test_blank_units_mean_the_rigs_own() -> None:

@@ -18,10 +18,13 @@ import tempfile
 from pathlib import Path
 
 from choreo.audio import MusicFeatures
+from choreo.choreography.blend import BlendRunner
+from choreo.choreography.library import LIBRARY_FPS, shipped_library
 from choreo.generated import GeneratedMotion
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
 from choreo.pipeline import (
+    choreograph,
     export_dance,
     finish_motion,
     generate_motion,
@@ -70,26 +73,49 @@ def _live_job(ctx: ServiceContext, job_id: str) -> JobRecord | None:
 
 
 def prepare(ctx: ServiceContext, job_id: str) -> str:
-    """Fetch the song, decode it and store its features (``work/features.npz``)."""
+    """Fetch the song, decode it and store its features (``work/features.npz``).
+
+    With the blend synthesizer the dance is planned here too, on the CPU: the
+    plan and its guide are the raw dance, stored as ``work/generated.npz``
+    (which holds the plan), and the job goes on to ``finish`` without a GPU stage.
+    """
     job = _live_job(ctx, job_id)
     if job is None:
         return SKIPPED
     advance_job(ctx, job_id, JobState.DECODING, progress=0.05)
+    options = job.options
     with tempfile.TemporaryDirectory(prefix="choreo-prepare-") as tmp:
         song = Path(tmp) / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
-        features = prepare_song(song)
+        features = prepare_song(song, fps=LIBRARY_FPS if options.synth == "blend" else None)
         out = Path(tmp) / "features.npz"
         features.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "features.npz"))
+        if options.synth == "blend":
+            library = shipped_library()
+            choreography = choreograph(features, options, library)
+            generated = generate_motion(
+                BlendRunner(library),
+                features,
+                options,
+                song_sha256=job.track_sha256,
+                choreography=choreography,
+            )
+            planned = Path(tmp) / "generated.npz"
+            generated.to_npz(planned)
+            ctx.storage.upload_file(planned, _work_key(job_id, "generated.npz"))
     advance_job(ctx, job_id, JobState.DECODING, progress=0.3)
     return "prepared"
 
 
 def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
-    """Generate the raw dance with its provenance and the song's timing (``work/generated.npz``)."""
+    """Generate the raw dance with its provenance and the song's timing (``work/generated.npz``).
+
+    A blend job's dance was made in :func:`prepare`; its chain has no generate
+    stage, and a stray call leaves it alone.
+    """
     job = _live_job(ctx, job_id)
-    if job is None:
+    if job is None or job.options.synth == "blend":
         return SKIPPED
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.35)
     with tempfile.TemporaryDirectory(prefix="choreo-generate-") as tmp_name:

@@ -6,3 +6,11 @@ bars; the guide (:mod:`.guide`) warps each phrase onto the song's beats and
 joins them by inertialization; the blend synthesizer (:mod:`.blend`) is the
 song runner that turns the guide into the dance.
 """
+
+__all__ = ["ENERGY_LEVELS", "SYNTHS"]
+
+ENERGY_LEVELS = ("low", "medium", "high", "auto")
+"""How big the moves are; ``auto`` follows the music's energy bar by bar."""
+
+SYNTHS = ("blend", "model")
+"""Synthesizers: ``blend`` dances a plan of library phrases, ``model`` is the LSTM (it ignores the plan)."""

@@ -31,9 +31,11 @@ import numpy as np
 from choreo.choreography.phrases import PHRASE_BEATS, ClipKeys, cut_keys
 from choreo.choreography.transitions import TRANSITIONS_PER_STYLE, transition_table
 from choreo.errors import ParameterError
-from choreo.mocap.mirror import mirror
+from choreo.mocap.mirror import mirror, mirror_permutation
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
+from choreo.motion.rotations import aa_to_quat, quat_align_hemisphere
+from choreo.motion.skeleton import SMPL
 
 __all__ = [
     "LIBRARY_FORMAT",
@@ -45,6 +47,7 @@ __all__ = [
     "build_library",
     "load_library",
     "shipped_library",
+    "shipped_library_sha256",
 ]
 
 LIBRARY_FPS = 30
@@ -58,6 +61,8 @@ MIN_STYLE_S = 30.0
 
 SHIPPED_LIBRARY = Path(__file__).resolve().parent.parent / "models" / "phrase-library.npz"
 
+
+_MIRROR = mirror_permutation(SMPL.names)
 
 _ARRAYS = (
     "clip_styles",
@@ -176,18 +181,55 @@ class PhraseLibrary:
         return rank
 
     @cached_property
-    def starts_by_key(self) -> dict[int, np.ndarray]:
-        """Phrase indices by start key."""
-        order = np.argsort(self.phrase_key, kind="stable")
-        keys, first = np.unique(self.phrase_key[order], return_index=True)
-        bounds = np.append(first, order.size)
-        return {int(k): order[bounds[i] : bounds[i + 1]] for i, k in enumerate(keys)}
+    def phrase_duration_s(self) -> np.ndarray:
+        """[P] seconds from a phrase's first frame to its last."""
+        first, last = self.phrase_frames
+        return (last - first) / LIBRARY_FPS
+
+    @cached_property
+    def start_phrases(self) -> np.ndarray:
+        """[2K, lengths] the phrases starting at each key, one column per length, -1 where none."""
+        out = np.full((self.key_frame.size, len(PHRASE_BEATS)), -1, dtype=np.int64)
+        column = np.searchsorted(np.array(PHRASE_BEATS), self.phrase_beats)
+        out[self.phrase_key, column] = np.arange(self.phrase_key.size)
+        return out
+
+    @cached_property
+    def mirror_phrase(self) -> np.ndarray:
+        """[P] the phrase that is each phrase's mirror image (same frames, same beats)."""
+        twin_key = (self.phrase_key + self.n_keys) % (2 * self.n_keys)
+        column = np.searchsorted(np.array(PHRASE_BEATS), self.phrase_beats)
+        return self.start_phrases[twin_key, column]
+
+    @cached_property
+    def style_start_keys(self) -> tuple[np.ndarray, ...]:
+        """Per style, the keys some phrase of that style starts at."""
+        return tuple(np.unique(self.phrase_key[self.phrase_style == s]) for s in range(len(self.styles)))
+
+    def styles_by_nearness(self, style: int) -> list[int]:
+        """Style indices, ``style`` first, then by the distance of their mean key features."""
+        key_style = self.clip_styles[self.key_clip]
+        feats = self.key_features.astype(np.float32)
+        centroids = [feats[key_style == s].mean(axis=0) for s in range(len(self.styles))]
+        dist = [float(np.sum((c - centroids[style]) ** 2)) for c in centroids]
+        return [int(s) for s in np.argsort(dist, kind="stable")]
+
+    def transition_cost(self, from_keys: np.ndarray, to_keys: np.ndarray) -> np.ndarray:
+        """Transition costs ``[len(from_keys), len(to_keys)]`` computed afresh (inf across floor states).
+
+        The same measure as the precomputed table, for pairs the table does not hold.
+        """
+        a = self.key_features[from_keys].astype(np.float32)
+        b = self.key_features[to_keys].astype(np.float32)
+        cost = np.mean((a[:, None, :] - b[None, :, :]) ** 2, axis=-1) * 3
+        cost[self.key_floor[from_keys][:, None] != self.key_floor[to_keys][None, :]] = np.inf
+        return cost
 
     def style_index(self, name: str) -> int:
         """Index of style ``name`` (a merged style maps to the one it joined)."""
         name = self.merged_styles.get(name, name)
         if name not in self.styles:
-            raise ParameterError(f"the library has no style {name!r}; it has {', '.join(self.styles)}")
+            raise ParameterError(f"unknown style {name!r}: the library has {', '.join(self.styles)}")
         return self.styles.index(name)
 
     def coverage(self) -> dict[str, dict[str, float]]:
@@ -201,6 +243,24 @@ class PhraseLibrary:
                 "phrases": int((self.phrase_style == s).sum()),
             }
         return out
+
+    @cached_property
+    def quaternions(self) -> np.ndarray:
+        """[F, 24, 4] the frames' rotations as unit quaternions (x, y, z, w), continuous in time."""
+        return quat_align_hemisphere(aa_to_quat(self.rotations.astype(np.float64)), axis=0)
+
+    def frames_quats(self, first: int, last: int, *, mirrored: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Frames ``first..last`` (inclusive) as quaternions ``[n, 24, 4]`` and root ``[n, 3]``.
+
+        A mirror image reflects x -> -x: each joint takes its twin's rotation with
+        the y and z components negated (see :mod:`choreo.mocap.mirror`).
+        """
+        quats = self.quaternions[first : last + 1]
+        root = self.root[first : last + 1].astype(np.float64)
+        if mirrored:
+            quats = quats[:, _MIRROR] * np.array([1.0, -1.0, -1.0, 1.0])
+            root = root * np.array([-1.0, 1.0, 1.0])
+        return quats, root
 
     def frames_motion(self, first: int, last: int, *, mirrored: bool = False) -> Motion:
         """Library frames ``first..last`` (inclusive) as a motion, mirrored when asked."""
@@ -272,6 +332,12 @@ def shipped_library(path: Path | None = None) -> PhraseLibrary:
     if not path.exists():
         raise ParameterError(f"{path}: no phrase library there (build one with `choreo library build`)")
     return _cached(str(path.resolve()), path.stat().st_mtime)
+
+
+@lru_cache(maxsize=1)
+def shipped_library_sha256() -> str:
+    """SHA-256 of the shipped library file, without loading it (the service's dedup key uses it)."""
+    return hashlib.sha256(SHIPPED_LIBRARY.read_bytes()).hexdigest()
 
 
 def _style_centroids(styles: np.ndarray, features: np.ndarray, n_styles: int) -> np.ndarray:

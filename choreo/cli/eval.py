@@ -12,16 +12,26 @@ import numpy as np
 from tqdm import tqdm
 
 from choreo.audio import MusicFeatures, song_sha256
+from choreo.choreography.blend import BlendRunner
+from choreo.choreography.library import shipped_library
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
 from choreo.metrics.context import score_in_context
 from choreo.metrics.music_pool import MusicPool
 from choreo.metrics.reference import ReferenceDance, load_reference, load_style_windows
+from choreo.metrics.repetition import SourceSpan
 from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_report
 from choreo.metrics.score import score_motion
 from choreo.metrics.style import STYLE_WINDOW_S, StyleCentroids, style_centroids
 from choreo.motion import Motion, joint_positions
-from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
+from choreo.pipeline import (
+    RenderOptions,
+    choreograph,
+    finish_motion,
+    generate_motion,
+    load_runner,
+    prepare_song,
+)
 from choreo.postprocess.ground import align_floor
 from choreo.styles import AUTO, STYLES, resolve_style
 from engines.runner import SongRunner
@@ -45,6 +55,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seeds", type=int, default=1, metavar="N", help="seeds 0..N-1 per song (default 1)")
     parser.add_argument("--fps", type=int, default=30, choices=EVAL_FPS, help="rate to score at (default 30)")
     parser.add_argument("--style", default=AUTO, help=f"one of {', '.join((*STYLES, AUTO))}")
+    parser.add_argument(
+        "--synth", default="blend", help="blend (library phrases on a plan, the default) or model (the LSTM)"
+    )
+    parser.add_argument(
+        "--library",
+        type=Path,
+        metavar="FILE",
+        help="phrase library for the blend (default: the shipped one; build one without the held-out clips "
+        "to score against them)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every number to this JSON file")
     parser.add_argument(
         "--reference",
@@ -75,11 +95,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.seeds < 1:
             raise ParameterError(f"--seeds must be at least 1, got {args.seeds}")
-        RenderOptions.parse(fps=args.fps, style=args.style)  # rejects a bad style before any work
+        RenderOptions.parse(fps=args.fps, style=args.style, synth=args.synth)  # rejects bad options first
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
         centroids = _centroids(args.style_reference, args.fps) if args.style_reference else None
         pool = MusicPool(_pool_songs(args, reference), lambda song: _features(song, args.fps))
-        runner = load_runner()
+        args.phrase_library = None
+        if args.synth == "blend":
+            args.phrase_library = shipped_library(args.library)
+            runner: SongRunner = BlendRunner(args.phrase_library)
+        else:
+            runner = load_runner()
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
@@ -103,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             "seeds": args.seeds,
             "style": args.style,
             "model": {"version": runner.spec.version, "trained": runner.spec.trained},
+            "synthesizer": args.synth,
             "reference_file": str(args.reference) if args.reference else None,
             "style_reference_file": str(args.style_reference) if args.style_reference else None,
             "mismatched_song": {song: pool.mismatched(song) for song in sorted({r.song for r in rows})},
@@ -131,23 +157,45 @@ def _score_songs(
             features = _features(song, args.fps)
             sha256 = song_sha256(song)
             beats = pool.beats(song.name)
-            style = resolve_style(args.style, features.tempo_bpm)
             for seed in range(args.seeds):
-                options = RenderOptions(fps=args.fps, seed=seed, style=args.style)
-                generated = generate_motion(runner, features, options, song_sha256=sha256)
+                options = RenderOptions(fps=args.fps, seed=seed, style=args.style, synth=args.synth)
+                choreography = None
+                if args.phrase_library is not None:
+                    choreography = choreograph(features, options, args.phrase_library)
+                    style = choreography.plan.style
+                else:
+                    style = resolve_style(args.style, features.tempo_bpm)
+                generated = generate_motion(
+                    runner, features, options, song_sha256=sha256, choreography=choreography
+                )
                 dance = finish_motion(generated, options)
                 scores = score_motion(dance, beats)
+                plan = choreography.plan if choreography is not None else None
+                spans = [SourceSpan(s.clip, *s.source_span_s) for s in plan.segments] if plan else None
                 context = pool.context(
-                    song.name, duration_s=dance.duration_s, style=style, centroids=centroids
+                    song.name,
+                    duration_s=dance.duration_s,
+                    style=style,
+                    centroids=centroids,
+                    junction_times_s=plan.junctions_s if plan else None,
+                    source_spans=spans,
                 )
                 measures = score_in_context(joint_positions(dance), context, fps=dance.fps)
                 by_fps = {args.fps: scores.beat_align}
                 for fps in EVAL_FPS:
                     if fps != args.fps:
-                        other = RenderOptions(fps=fps, seed=seed, style=args.style)
+                        other = RenderOptions(fps=fps, seed=seed, style=args.style, synth=args.synth)
                         by_fps[fps] = _beat_align(finish_motion(generated, other), beats)
                 rows.append(
-                    EvalRow(song.name, seed, scores, style=style, beat_align_by_fps=by_fps, context=measures)
+                    EvalRow(
+                        song.name,
+                        seed,
+                        scores,
+                        style=style,
+                        beat_align_by_fps=by_fps,
+                        context=measures,
+                        plan_phrases=tuple(s.phrase for s in plan.segments) if plan else None,
+                    )
                 )
         except ChoreoError as exc:
             failures.append({"song": str(song), "error": str(exc), "code": exc.code})

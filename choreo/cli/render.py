@@ -8,7 +8,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from choreo.errors import ChoreoError
+from choreo.choreography import ENERGY_LEVELS, SYNTHS
+from choreo.errors import ChoreoError, ParameterError
 from choreo.options import RIGS, SUPPORTED_FPS, RenderOptions
 from choreo.pipeline import load_runner, render_song
 from choreo.settings import get_settings
@@ -33,7 +34,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=settings.default_seed, help="same seed, same dance")
     parser.add_argument(
-        "--style", default=settings.default_style, help=f"one of {', '.join((*STYLES, AUTO))}"
+        "--style",
+        default=settings.default_style,
+        help=f"one of {', '.join((*STYLES, AUTO))} (or a style of --library); auto picks by tempo",
+    )
+    parser.add_argument(
+        "--energy",
+        default="auto",
+        help=f"how big the moves are: {', '.join(ENERGY_LEVELS)} (follows the music)",
+    )
+    parser.add_argument(
+        "--synth", default="blend", help=f"{' or '.join(SYNTHS)}: library phrases on a plan, or the LSTM"
+    )
+    parser.add_argument(
+        "--library", type=Path, default=None, metavar="FILE", help="phrase library (default: the shipped one)"
+    )
+    parser.add_argument(
+        "--plan",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="re-render from a saved (or edited) plan or summary",
     )
     parser.add_argument("--rig", default="smpl", help=f"joint naming of the files: {' or '.join(RIGS)}")
     parser.add_argument("--units", default=None, help="m or cm (default: the rig's, m for smpl)")
@@ -75,15 +96,34 @@ def run(args: argparse.Namespace) -> int:
             in_place=args.in_place,
             video_start_s=args.video_from,
             video_length_s=_video_length(args.video_length),
+            energy=args.energy,
+            synth=args.synth,
         )
-        runner = load_runner()
+        library = plan = runner = None
+        if options.synth == "blend":
+            from choreo.choreography.library import shipped_library
+            from choreo.choreography.plan import read_plan
+
+            library = shipped_library(args.library)
+            if options.style != AUTO:
+                library.style_index(options.style)
+            if args.plan is not None:
+                if len(args.songs) != 1:
+                    raise ParameterError(
+                        f"--plan {args.plan} is one song's plan; give one song, not {len(args.songs)}"
+                    )
+                plan = read_plan(args.plan)
+        elif args.plan is not None or args.library is not None:
+            raise ParameterError("--plan and --library need --synth blend")
+        else:
+            runner = load_runner()
     except ChoreoError as exc:
         print(f"choreo render: {exc}", file=sys.stderr)
         return 2
     failures = 0
     for song in tqdm(args.songs, desc="rendering", unit="song", file=sys.stderr, disable=len(args.songs) < 2):
         try:
-            result = render_song(song, args.out, options, runner=runner)
+            result = render_song(song, args.out, options, runner=runner, library=library, plan=plan)
         except ChoreoError as exc:
             failures += 1
             reason = str(exc) if str(song) in str(exc) else f"{song}: {exc}"

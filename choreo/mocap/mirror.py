@@ -13,10 +13,11 @@ import numpy as np
 
 from choreo.motion.motion import Motion
 
-__all__ = ["mirror"]
+__all__ = ["mirror", "mirror_permutation"]
 
 
-def _permutation(names: tuple[str, ...]) -> np.ndarray:
+def mirror_permutation(names: tuple[str, ...]) -> np.ndarray:
+    """Index of each joint's mirror twin (left and right swapped, the spine and head their own)."""
     index = {n: i for i, n in enumerate(names)}
     perm = []
     for n in names:
@@ -31,7 +32,7 @@ def _permutation(names: tuple[str, ...]) -> np.ndarray:
 
 def mirror(motion: Motion) -> Motion:
     """The left-right mirror image of ``motion`` (mirroring twice gives it back)."""
-    perm = _permutation(motion.skeleton.names)
+    perm = mirror_permutation(motion.skeleton.names)
     rot = motion.rotations[:, perm] * np.array([1.0, -1.0, -1.0])
     root = motion.root_translation * np.array([-1.0, 1.0, 1.0])
     return motion.replace(rotations=rot, root_translation=root)

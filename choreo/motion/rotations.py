@@ -80,9 +80,23 @@ def aa_to_quat(aa: np.ndarray) -> np.ndarray:
 
 
 def quat_to_aa(quat: np.ndarray) -> np.ndarray:
-    """Quaternion ``[..., 4]`` (x, y, z, w) to axis-angle ``[..., 3]``, angle in [0, pi]."""
-    flat, lead = _flat(_check_last(quat, (4,), "quaternion"), 1)
-    return Rotation.from_quat(flat).as_rotvec().reshape(lead + (3,))
+    """Quaternion ``[..., 4]`` (x, y, z, w) to axis-angle ``[..., 3]``, angle in [0, pi].
+
+    Written out in numpy (scipy's ``as_rotvec`` costs microseconds per rotation,
+    which a song's worth of frames and joints turns into most of a render): the
+    quaternion is normalised and put on the ``w >= 0`` hemisphere, and the
+    vector part scaled by ``angle / sin(angle / 2)``, with its limit ``2 / w``
+    for tiny angles.
+    """
+    q = np.asarray(_check_last(quat, (4,), "quaternion"), dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    q = np.where(q[..., 3:4] < 0.0, -q, q)
+    vec, w = q[..., :3], q[..., 3]
+    s = np.linalg.norm(vec, axis=-1)
+    angle = 2.0 * np.arctan2(s, w)
+    small = s < 1e-8
+    scale = np.where(small, 2.0 / np.where(small, w, 1.0), angle / np.where(small, 1.0, s))
+    return vec * scale[..., None]
 
 
 def aa_to_mat(aa: np.ndarray) -> np.ndarray:
@@ -201,9 +215,12 @@ def quat_align_hemisphere(quat: np.ndarray, axis: int = 0) -> np.ndarray:
     filtering and interpolation need.
     """
     q = np.moveaxis(_check_last(quat, (4,), "quaternion").copy(), axis, 0)
-    for i in range(1, q.shape[0]):
-        dot = np.sum(q[i] * q[i - 1], axis=-1, keepdims=True)
-        q[i] = np.where(dot < 0.0, -q[i], q[i])
+    if q.shape[0] < 2:
+        return np.moveaxis(q, 0, axis)
+    # flipping q[i] flips its dot with q[i + 1] too, so each sign is the running product of the raw ones
+    dot = np.sum(q[1:] * q[:-1], axis=-1, keepdims=True)
+    flips = np.cumprod(np.where(dot < 0.0, -1.0, 1.0), axis=0)
+    q[1:] *= flips
     return np.moveaxis(q, 0, axis)
 
 

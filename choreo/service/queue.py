@@ -112,6 +112,7 @@ def enqueue_job(app: Celery, job: JobRecord, *, first_stage: str = TASK_PREPARE)
 
     Call only after the job record is written, so a worker never finds no record.
     The rebuild starts a job that was in flight again from the stage it was in.
+    The blend synthesizer's jobs have no GPU stage: ``prepare`` plans and makes their dance.
     """
     queues = {TASK_PREPARE: CPU_QUEUE, TASK_GENERATE: GPU_QUEUE, TASK_FINISH: CPU_QUEUE}
     steps = [
@@ -123,6 +124,7 @@ def enqueue_job(app: Celery, job: JobRecord, *, first_stage: str = TASK_PREPARE)
             immutable=True,
         )
         for name in STAGES[STAGES.index(first_stage) :]
+        if not (name == TASK_GENERATE and job.options.synth == "blend")  # the blend is made in prepare
     ]
     return chain(*steps).apply_async().id
 

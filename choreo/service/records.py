@@ -15,9 +15,12 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from choreo.choreography.library import shipped_library_sha256
+from choreo.errors import ParameterError
 from choreo.options import DANCE_FORMATS, RenderOptions
+from choreo.styles import AUTO, STYLES
 
 __all__ = [
     "ACTIVE_STATES",
@@ -88,13 +91,29 @@ class JobOptions(RenderOptions):
     def known_formats(cls) -> tuple[str, ...]:
         return (*DANCE_FORMATS, "mp4")  # mp4: the shaded video with the song, off unless asked for
 
+    @model_validator(mode="after")
+    def _shipped_styles(self) -> JobOptions:
+        # the service dances with the shipped library, whose styles are the model's
+        if self.style != AUTO and self.style not in STYLES:
+            raise ParameterError(f"unknown style {self.style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
+        return self
+
     def fingerprint(self, track_sha256: str) -> str:
         """A digest of the track and every option that changes the output: the dedup key."""
         # Options left at their defaults since they were added (units, the mp4 excerpt) are left out,
-        # so that requests made before they existed keep their key.
-        later = {"units": None, "video_start_s": 0.0, "video_length_s": 30.0}
+        # so that requests made before they existed keep their key; so are the energy and the synth
+        # when they ask for what the model always did. A blend's key names the library it planned on.
+        later = {
+            "units": None,
+            "video_start_s": 0.0,
+            "video_length_s": 30.0,
+            "energy": "auto",
+            "synth": "model",
+        }
         canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
+        if self.synth == "blend":
+            canonical["library"] = shipped_library_sha256()
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 

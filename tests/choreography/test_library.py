@@ -83,7 +83,7 @@ def test_a_style_with_too_little_material_is_merged(clip_folders: list[Path]) ->
     assert "whirl" not in library.styles
     assert library.merged_styles["whirl"] in ("modern", "breakdance")
     assert library.style_index("whirl") == library.styles.index(library.merged_styles["whirl"])
-    with pytest.raises(ParameterError, match="no style 'tango'"):
+    with pytest.raises(ParameterError, match="unknown style 'tango'"):
         library.style_index("tango")
 
 

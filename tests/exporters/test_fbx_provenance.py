@@ -29,6 +29,9 @@ def test_round_trip_through_json() -> None:
         "song_sha256",
         "data_credits",
         "model_trained",
+        "synthesizer",
+        "energy",
+        "library_sha256",
     ]
     assert data["generator"].startswith("Choreo") and data["generator"] == generator_name()
 

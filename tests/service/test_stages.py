@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from choreo.audio import MusicFeatures
+from choreo.choreography.blend import BlendRunner
+from choreo.choreography.library import shipped_library
 from choreo.generated import GeneratedMotion
-from choreo.pipeline import generate_motion, load_engine, load_runner
+from choreo.pipeline import choreograph, generate_motion, load_engine, load_runner
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
 from engines.batcher import SequenceBatcher
@@ -56,7 +58,7 @@ def batcher() -> Iterator[SequenceBatcher]:
 
 def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: SequenceBatcher) -> None:
     ctx = stack.ctx
-    job = _job(stack, fps=24, seed=3, formats=["bvh"])
+    job = _job(stack, fps=24, seed=3, formats=["bvh"], synth="model")
 
     assert steps.prepare(ctx, job.id) == "prepared"
     assert get_job(ctx, job.id).state == JobState.DECODING
@@ -91,7 +93,8 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
     stack: ServiceStack, batcher: SequenceBatcher
 ) -> None:
     jobs = [
-        _job(stack, seed=seed, style=style) for seed, style in ((21, "salsa"), (22, "modern"), (23, "auto"))
+        _job(stack, seed=seed, style=style, synth="model")
+        for seed, style in ((21, "salsa"), (22, "modern"), (23, "auto"))
     ]
     for job in jobs:
         assert steps.prepare(stack.ctx, job.id) == "prepared"
@@ -107,6 +110,33 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
         np.testing.assert_array_equal(batched.motion.to_array(), alone.motion.to_array())
         assert batched.provenance == alone.provenance
         assert batched.provenance.style != "auto" and batched.provenance.model_trained == runner.spec.trained
+
+
+def test_a_blend_job_is_planned_in_prepare_like_the_embedded_path(
+    stack: ServiceStack, batcher: SequenceBatcher
+) -> None:
+    ctx = stack.ctx
+    job = _job(stack, seed=5, energy="high")
+    assert steps.prepare(ctx, job.id) == "prepared"
+    stored = GeneratedMotion.from_npz(io.BytesIO(ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")))
+    assert steps.generate(ctx, job.id, batcher) == steps.SKIPPED
+    library = shipped_library()
+    features = _features(stack, job.id)
+    options = job.options
+    alone = generate_motion(
+        BlendRunner(library),
+        features,
+        options,
+        song_sha256=job.track_sha256,
+        choreography=choreograph(features, options, library),
+    )
+    np.testing.assert_array_equal(stored.motion.to_array(), alone.motion.to_array())
+    assert stored.plan == alone.plan and stored.plan["energy"] == "high"
+    assert stored.provenance.synthesizer == "blend" and stored.provenance.library_sha256 == library.sha256
+    outcome, done = steps.finish(ctx, job.id)
+    assert outcome == "finished" and done.summary.model_version.startswith("blend-")
+    summary = ctx.storage.get_json(done.artifacts["json"])
+    assert summary["plan"]["segments"] and summary["library_sha256"] == library.sha256
 
 
 def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack, batcher: SequenceBatcher) -> None:

@@ -1,0 +1,152 @@
+"""The guide: a plan turned into whole-song poses, phrase by phrase.
+
+Each segment's phrase is warped onto its song beats
+(:func:`choreo.choreography.warp.beat_warp`) and sampled on the song's frame
+grid. Its heading (the library's yaw, smoothed over about +-0.25 s) and its
+root on the floor (x and z, not the height) are turned and moved to continue
+where the previous phrase was going, and the remaining difference in pose and
+velocity is hidden by inertialization (:mod:`choreo.choreography.inertialize`).
+The first phrase starts at the centre of the floor facing the audience (+Z).
+
+Besides the poses the guide gives, per frame, the seconds since the previous
+junction and until the next one (``junction``), which a synthesizer that
+performs the plan reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from choreo.choreography.inertialize import inertialize
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
+from choreo.choreography.plan import Plan, Segment
+from choreo.choreography.warp import BeatWarp, beat_warp
+from choreo.errors import ParameterError
+from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
+
+__all__ = ["Guide", "build_guide", "segment_warp"]
+
+_MARGIN_FRAMES = 8
+
+
+@dataclass(frozen=True)
+class Guide:
+    """The planned dance before post-processing, at ``fps``."""
+
+    poses: np.ndarray
+    """[frames, 75] float32, axis-angle rotations then root translation (the ``Motion`` layout)."""
+    junction: np.ndarray
+    """[frames, 2] float32, seconds since the previous junction (or start) and to the next (or end)."""
+    fps: float
+
+
+def _check_phrase(library: PhraseLibrary, segment: Segment) -> int:
+    p = segment.phrase
+    if not 0 <= p < library.phrase_key.size:
+        raise ParameterError(f"plan phrase {p} is not in the library ({library.phrase_key.size} phrases)")
+    return p
+
+
+def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
+    """Song time to phrase time (seconds from the phrase's first frame) for ``segment``."""
+    p = _check_phrase(library, segment)
+    key = int(library.phrase_key[p])
+    n = int(library.phrase_beats[p])
+    beats_s = (library.key_frame[key : key + n + 1] - library.key_frame[key]) / LIBRARY_FPS
+    song = np.asarray(segment.song_beats_s, dtype=np.float64)
+    if segment.free or song.size < 2:
+        return beat_warp(beats_s[[0, -1]], song[[0, -1]])
+    return beat_warp(beats_s, song)
+
+
+def _source(library: PhraseLibrary, p: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The phrase's clip around it (quaternions, root; mirrored if it is) and where the phrase starts, s."""
+    key = int(library.phrase_key[p])
+    clip = int(library.key_clip[key])
+    first = int(library.key_frame[key])
+    last = int(library.key_frame[key + int(library.phrase_beats[p])])
+    lo = max(int(library.clip_start[clip]), first - _MARGIN_FRAMES)
+    hi = min(int(library.clip_stop[clip]) - 1, last + _MARGIN_FRAMES)
+    quats, root = library.frames_quats(lo, hi, mirrored=bool(library.phrase_mirrored[p]))
+    return quats, root, (first - lo) / LIBRARY_FPS
+
+
+def _sample(quats: np.ndarray, root: np.ndarray, times_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Source frames at ``times_s`` (clipped to the source): slerp per joint, the root linearly."""
+    pos = np.clip(times_s * LIBRARY_FPS, 0.0, quats.shape[0] - 1)
+    lo = np.minimum(np.floor(pos).astype(int), quats.shape[0] - 2)
+    t = pos - lo
+    q = quat_slerp(quats[lo], quats[lo + 1], t[:, None])
+    r = root[lo] * (1.0 - t)[:, None] + root[lo + 1] * t[:, None]
+    return q, r
+
+
+def _turn(quats: np.ndarray, root: np.ndarray, yaw: float) -> tuple[np.ndarray, np.ndarray]:
+    """Turn the body about +Y by ``yaw`` (the root orientation and the root path about the origin)."""
+    half = 0.5 * yaw
+    turn = np.array([0.0, np.sin(half), 0.0, np.cos(half)])
+    quats = quats.copy()
+    quats[:, 0] = quat_multiply(turn, quats[:, 0])
+    c, s = np.cos(yaw), np.sin(yaw)
+    moved = root.copy()
+    moved[:, 0] = c * root[:, 0] + s * root[:, 2]
+    moved[:, 2] = -s * root[:, 0] + c * root[:, 2]
+    return quats, moved
+
+
+def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -> Guide:
+    """The guide of ``plan`` over ``n_frames`` frames at ``fps`` (frame ``k`` at ``k / fps`` s).
+
+    Raises
+    ------
+    ParameterError
+        When the plan names phrases the library does not have, or does not reach the last frame.
+    """
+    if plan.segments[-1].end_s * fps < n_frames - 1 - 1e-6:
+        raise ParameterError(
+            f"the plan ends at {plan.segments[-1].end_s:.2f} s but the song runs {n_frames / fps:.2f} s"
+        )
+    quats = np.zeros((n_frames, 24, 4))
+    quats[..., 3] = 1.0
+    root = np.zeros((n_frames, 3))
+    yaw_end = 0.0
+    prev_tail: tuple[np.ndarray, np.ndarray] | None = None
+    pos_end = np.zeros(2)
+    for i, seg in enumerate(plan.segments):
+        p = _check_phrase(library, seg)
+        last = i == len(plan.segments) - 1
+        a = int(np.ceil(seg.start_s * fps - 1e-9)) if i else 0
+        b = n_frames if last else int(np.ceil(seg.end_s * fps - 1e-9))
+        if b <= a:
+            continue
+        # one frame past the segment's end: where this phrase is going at the next junction
+        frames = np.arange(a, b + 1)
+        source_q, source_root, offset_s = _source(library, p)
+        seg_q, seg_root = _sample(
+            source_q, source_root, segment_warp(library, seg).phrase_time(frames / fps) + offset_s
+        )
+        key = int(library.phrase_key[p])
+        end_key = key + int(library.phrase_beats[p])
+        turn = (yaw_end if i else 0.0) - float(library.key_heading[key])
+        seg_q, seg_root = _turn(seg_q, seg_root, turn)
+        seg_root[:, [0, 2]] += pos_end - seg_root[0, [0, 2]]
+        if prev_tail is not None:
+            seg_q, seg_root = inertialize(seg_q, seg_root, prev_tail[0], prev_tail[1], fps)
+        quats[a:b] = seg_q[: b - a]
+        root[a:b] = seg_root[: b - a]
+        # the next phrase continues from where this one is going at its end
+        prev_tail = (seg_q[-2:].copy(), seg_root[-2:].copy())
+        pos_end = seg_root[-1, [0, 2]].copy()
+        yaw_end = float(library.key_heading[end_key]) + turn
+    rotations = quat_to_aa(quats)
+    poses = np.concatenate([rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
+    return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps)
+
+
+def _junction_clock(plan: Plan, n_frames: int, fps: float) -> np.ndarray:
+    t = np.arange(n_frames) / fps
+    marks = np.concatenate([[0.0], plan.junctions_s, [max(plan.duration_s, n_frames / fps)]])
+    idx = np.clip(np.searchsorted(marks, t, side="right") - 1, 0, marks.size - 2)
+    return np.stack([t - marks[idx], marks[idx + 1] - t], axis=1).astype(np.float32)

@@ -1,0 +1,158 @@
+"""The plan: which phrase is danced over which bars, as data and as JSON.
+
+A plan is what the planner decides and all the guide needs: per segment the
+library phrase, whether it is mirrored (implied by the phrase), the song beats
+its beats are pinned to, its stretch and beat ratio, and why it was chosen
+when it is not the obvious choice (a style fallback, a repeated section).
+The JSON form goes into the render's summary; ``choreo render --plan FILE``
+reads it back (a saved summary or a plan alone), so an edited plan can be
+re-rendered.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from choreo.errors import ParameterError
+
+__all__ = ["PLAN_FORMAT", "Plan", "Segment", "read_plan"]
+
+PLAN_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One phrase danced over consecutive bars."""
+
+    phrase: int
+    """Index into the library's phrase table."""
+    start_bar: int
+    n_bars: int
+    song_beats_s: tuple[float, ...]
+    """Song times the phrase's beats are pinned to, first and last included (the segment's span)."""
+    clip: str
+    source: str
+    source_span_s: tuple[float, float]
+    """First and last second of the phrase in its retargeted source clip."""
+    mirrored: bool
+    style: str
+    phrase_beats: int
+    beat_ratio: float
+    """Phrase beats per song beat: 1, 2 (double time) or 0.5 (half time); 0 when free."""
+    stretch: float
+    """Song duration over source duration."""
+    free: bool = False
+    """The music has no steady beat here: the phrase runs at its own pace, ends pinned to the bars."""
+    fallback: str | None = None
+    """Why another style's phrase was taken, when it was."""
+    repeat_of: int | None = None
+    """Index of the segment this one dances again (a repeated section), when it does."""
+
+    @property
+    def start_s(self) -> float:
+        return self.song_beats_s[0]
+
+    @property
+    def end_s(self) -> float:
+        return self.song_beats_s[-1]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole song's plan; segments are contiguous from 0 s to the song's end."""
+
+    library_version: str
+    library_sha256: str
+    style: str
+    energy: str
+    seed: int
+    duration_s: float
+    segments: tuple[Segment, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not self.segments:
+            raise ParameterError("a plan needs at least one segment")
+        ends = np.array([(s.start_s, s.end_s) for s in self.segments])
+        if np.any(ends[:, 1] <= ends[:, 0]):
+            raise ParameterError("every plan segment must end after it starts")
+        if np.any(np.abs(ends[1:, 0] - ends[:-1, 1]) > 1e-6):
+            raise ParameterError("plan segments must follow each other without gaps")
+
+    @property
+    def junctions_s(self) -> np.ndarray:
+        """Song times where one phrase hands over to the next, increasing."""
+        return np.array([s.start_s for s in self.segments[1:]])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; song times keep full precision, so a saved plan re-renders the same dance."""
+        out = asdict(self)
+        out["format"] = PLAN_FORMAT
+        out["segments"], out["notes"] = list(out["segments"]), list(out["notes"])
+        for seg in out["segments"]:
+            seg["song_beats_s"] = list(seg["song_beats_s"])
+            seg["source_span_s"] = list(seg["source_span_s"])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        """Inverse of :meth:`to_dict`.
+
+        Raises
+        ------
+        ParameterError
+            Naming the missing or malformed field.
+        """
+        if data.get("format") != PLAN_FORMAT:
+            raise ParameterError(f"plan format {data.get('format')!r} is not {PLAN_FORMAT}")
+        try:
+            segments = tuple(
+                Segment(
+                    **{
+                        **seg,
+                        "song_beats_s": tuple(float(t) for t in seg["song_beats_s"]),
+                        "source_span_s": tuple(float(t) for t in seg["source_span_s"]),
+                    }
+                )
+                for seg in data["segments"]
+            )
+            return cls(
+                library_version=str(data["library_version"]),
+                library_sha256=str(data["library_sha256"]),
+                style=str(data["style"]),
+                energy=str(data["energy"]),
+                seed=int(data["seed"]),
+                duration_s=float(data["duration_s"]),
+                segments=segments,
+                notes=tuple(data.get("notes", ())),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ParameterError(f"malformed plan: {exc!r}") from exc
+
+
+def read_plan(path: Path) -> Plan:
+    """A plan from a JSON file: a plan, or a render summary with a ``plan`` field.
+
+    Raises
+    ------
+    ParameterError
+        Naming the file, when it cannot be read or holds no valid plan.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"--plan {path}: cannot read it as JSON ({exc})") from exc
+    if isinstance(data, dict) and isinstance(data.get("plan"), dict):
+        data = data["plan"]
+    if not isinstance(data, dict):
+        raise ParameterError(f"--plan {path}: holds no plan")
+    try:
+        return Plan.from_dict(data)
+    except ParameterError as exc:
+        raise ParameterError(f"--plan {path}: {exc}") from exc

@@ -1,0 +1,512 @@
+"""Plan a dance: a beam search over library phrases, bar by bar.
+
+Junctions fall on bar starts; a segment covers one or two bars. A phrase of
+``n`` pulse beats fits ``m`` song beats when its beat ratio ``n / m`` is 1, 2 or
+1/2 and the remaining stretch is within :data:`MIN_STRETCH`..:data:`MAX_STRETCH`;
+bars without a steady beat take any phrase of about their length, danced at
+its own pace. Each hypothesis carries its own history (where the dancer stands
+and faces, which source seconds it has used, which phrase it danced at each
+bar), so the rules that are not Markov (reuse, repeated sections) hold
+exactly, which plain Viterbi over phrases could not do.
+
+Costs, all in one unit (about 1 for a clearly worse choice):
+
+* transition: the precomputed pose-and-velocity distance (continuing the same
+  clip costs nothing);
+* energy: the phrase's energy quantile in its style against the bars' target
+  (big moves on loud bars, small on quiet ones, shifted by ``energy``);
+* tempo: log-stretch squared, and a little for half or double time;
+* floor: leaving the floor area (default 4 m x 4 m, centred), and facing away
+  from the audience (+Z) on average;
+* reuse: a source second danced again within :data:`REUSE_BARS` bars, mirror
+  images and overlapping cuts included, unless the music repeats: a repeated
+  section may dance the first occurrence's phrases again or their mirror images.
+
+Floor work and standing never meet at a junction (the transition table has no
+such entries); a phrase that gets up or goes down carries the body between them.
+Seeded noise among the near-best candidates makes seeds differ; a style that
+has no phrase for a stretch falls back to the nearest style, and the plan says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from choreo.choreography import ENERGY_LEVELS
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
+from choreo.choreography.phrases import PHRASE_BEATS
+from choreo.choreography.plan import Plan, Segment
+from choreo.errors import ParameterError
+
+__all__ = [
+    "ENERGY_LEVELS",
+    "MAX_STRETCH",
+    "MIN_STRETCH",
+    "REUSE_BARS",
+    "BarGrid",
+    "PlannerWeights",
+    "plan_dance",
+]
+
+MIN_STRETCH, MAX_STRETCH = 0.8, 1.25
+REUSE_BARS = 16
+_BEAM = 6
+_KEEP_PER_SPAN = 6
+_OPENING_STARTS = 48
+_RELAXED_STRETCH = (0.5, 2.0)
+
+
+class BarGrid(Protocol):
+    """What the planner reads of the music (``choreo.audio.structure.MusicStructure``)."""
+
+    beat_times: np.ndarray
+    beats_per_bar: int
+    bar_starts: np.ndarray
+    bar_energy: np.ndarray
+    section_labels: np.ndarray
+    steady: np.ndarray
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class PlannerWeights:
+    """Weights of the planner's costs (see the module docstring)."""
+
+    transition: float = 12.0
+    energy: float = 3.0
+    tempo: float = 1.0
+    ratio: float = 0.25
+    area: float = 8.0
+    facing: float = 0.6
+    reuse: float = 12.0
+    fallback: float = 3.0
+    noise: float = 0.25
+    area_half_m: float = 2.0
+    area_margin_m: float = 0.4
+
+
+@dataclass(frozen=True)
+class _Bars:
+    starts: np.ndarray  # [K + 1] bar boundaries, s, the last one the song's end
+    points: list  # per span (bar, n_bars): song times of its beats, both ends included
+    steady: np.ndarray
+    energy: np.ndarray
+    repeat_of: np.ndarray  # [K] the bar of an earlier occurrence this bar repeats, or -1
+
+    @property
+    def n_bars(self) -> int:
+        return self.starts.size - 1
+
+
+def _bars(music: BarGrid) -> _Bars:
+    starts = np.asarray(music.bar_starts, dtype=np.float64)
+    steady = np.asarray(music.steady, dtype=bool)
+    energy = np.asarray(music.bar_energy, dtype=np.float64)
+    labels = np.asarray(music.section_labels)
+    if starts.size == 0 or starts.size != steady.size or starts.size != energy.size:
+        raise ParameterError("the music structure's bars are empty or inconsistent")
+    if starts[0] > 0.05:  # a lead-in before the first bar is danced freely
+        starts = np.concatenate([[0.0], starts])
+        steady = np.concatenate([[False], steady])
+        energy = np.concatenate([[energy[0]], energy])
+        labels = np.concatenate([[-1], labels])
+    else:
+        starts = starts.copy()
+        starts[0] = 0.0
+    bounds = np.append(starts, float(music.duration_s))
+    beats_s = np.asarray(music.beat_times, dtype=np.float64)
+    inside = [
+        np.concatenate(
+            [[bounds[k]], beats_s[(beats_s > bounds[k] + 0.05) & (beats_s < bounds[k + 1] - 0.05)]]
+        )
+        for k in range(starts.size)
+    ]
+    points = [
+        [
+            np.concatenate([*inside[k : k + j], [bounds[k + j]]]) if k + j <= starts.size else None
+            for j in (1, 2)
+        ]
+        for k in range(starts.size)
+    ]
+    # a bar repeats an earlier one when it sits at the same place in a section with the same label
+    repeat_of = np.full(starts.size, -1)
+    section_start = np.concatenate([[0], np.nonzero(labels[1:] != labels[:-1])[0] + 1])
+    first_start: dict[int, int] = {}
+    for i, s in enumerate(section_start):
+        stop = section_start[i + 1] if i + 1 < section_start.size else starts.size
+        label = int(labels[s])
+        if label < 0:
+            continue
+        if label in first_start:
+            origin = first_start[label]
+            for k in range(s, stop):
+                if origin + k - s < s:
+                    repeat_of[k] = origin + k - s
+        else:
+            first_start[label] = s
+    return _Bars(bounds, points, steady, energy, repeat_of)
+
+
+def _energy_target(bar_energy: float, level: str) -> float:
+    if level == "auto":
+        return 0.1 + 0.85 * bar_energy
+    base = {"low": 0.15, "medium": 0.45, "high": 0.75}[level]
+    return base + 0.2 * bar_energy
+
+
+@dataclass
+class _Beam:
+    """Hypotheses ending at one bar, as parallel arrays."""
+
+    cost: np.ndarray
+    key: np.ndarray
+    x: np.ndarray
+    z: np.ndarray
+    yaw: np.ndarray
+    last_use: np.ndarray  # [H, source seconds] bar of last use
+    at_bar: np.ndarray  # [H, bars] phrase started at each bar, -1 if none
+    node: np.ndarray  # index into the node list (the plan so far)
+    styles_used: np.ndarray  # fallbacks taken so far
+
+    @classmethod
+    def concat(cls, beams: list[_Beam]) -> _Beam:
+        return cls(*(np.concatenate([getattr(b, f) for b in beams]) for f in cls.__dataclass_fields__))
+
+    def take(self, rows: np.ndarray) -> _Beam:
+        return _Beam(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+
+
+class _Search:
+    """One planning run: the library's arrays, the bars, the weights, the seeded generator."""
+
+    def __init__(
+        self,
+        library: PhraseLibrary,
+        bars: _Bars,
+        weights: PlannerWeights,
+        energy: str,
+        seed: int,
+        beats_per_bar: int,
+    ):
+        self.lib = library
+        self.bars = bars
+        self.w = weights
+        self.energy = energy
+        self.rng = np.random.default_rng(seed)
+        self.sec0, self.sec1 = library.phrase_seconds
+        self.span_secs = int((self.sec1 - self.sec0).max()) + 1
+        self.n_secs = int(self.sec1.max()) + 1
+        self.nodes: list[tuple] = [()]
+        lengths = np.array(PHRASE_BEATS)
+        fits = (2, 4, 8) if beats_per_bar == 4 else (3, 6)
+        self.meter_columns = np.nonzero(np.isin(lengths, fits))[0]
+        self.all_columns = np.arange(lengths.size)
+        self.limit_m = weights.area_half_m - weights.area_margin_m
+
+    def candidates(
+        self, beam: _Beam | None, style: int, steady: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate phrases ``[H, C]``, their transition costs, and which are section repeats.
+
+        Over steady bars only the lengths that fit the meter (2, 4, 8 beats in 4/4; 3, 6 in 3/4) are
+        candidates; over unsteady bars every length is.
+        """
+        lib = self.lib
+        pool = lib.style_start_keys[style]
+        if beam is None:
+            standing = pool[~lib.key_floor[pool]]
+            pool = standing if standing.size else pool
+            keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
+            tc = np.zeros(keys.shape)
+        else:
+            keys = lib.next_key[beam.key, style]
+            tc = lib.next_cost[beam.key, style].astype(np.float64)
+        tc = np.where(keys >= 0, tc, np.inf)
+        columns = self.meter_columns if steady else self.all_columns
+        phrases = lib.start_phrases[np.maximum(keys, 0)][:, :, columns].reshape(keys.shape[0], -1)
+        tc = np.repeat(tc, columns.size, axis=1)
+        repeat = np.zeros(phrases.shape, dtype=bool)
+        return phrases, tc, repeat
+
+    def repeats(self, beam: _Beam, bar: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The phrases the first occurrence of a repeated section danced at this bar, and their mirrors."""
+        origin = int(self.bars.repeat_of[bar])
+        if origin < 0:
+            return None
+        p0 = beam.at_bar[:, origin]
+        if not (p0 >= 0).any():
+            return None
+        safe = np.maximum(p0, 0)
+        phrases = np.stack([safe, self.lib.mirror_phrase[safe]], axis=1)
+        start = self.lib.phrase_key[phrases]
+        features = self.lib.key_features
+        diff = features[start].astype(np.float32) - features[beam.key][:, None].astype(np.float32)
+        tc = (np.mean(diff**2, axis=-1) * 3).astype(np.float64)
+        tc[self.lib.key_floor[start] != self.lib.key_floor[beam.key][:, None]] = np.inf
+        tc[p0 < 0] = np.inf
+        return phrases, tc, np.ones(phrases.shape, dtype=bool)
+
+    def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: bool) -> list[tuple[int, _Beam]]:
+        """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs."""
+        lib, w, bars = self.lib, self.w, self.bars
+        steady_here = bool(bars.steady[bar]) and not relaxed
+        phrases, tc, repeat = self.candidates(beam, style, steady_here)
+        if beam is not None:
+            extra = self.repeats(beam, bar)
+            if extra is not None:
+                phrases = np.concatenate([phrases, extra[0]], axis=1)
+                tc = np.concatenate([tc, extra[1]], axis=1)
+                repeat = np.concatenate([repeat, extra[2]], axis=1)
+        valid = (phrases >= 0) & np.isfinite(tc)
+        p = np.maximum(phrases, 0)
+        beats = lib.phrase_beats[p].astype(np.float64)
+        duration = lib.phrase_duration_s[p]
+        energy_rank = lib.energy_rank[p]
+        h = np.arange(phrases.shape[0])[:, None]
+        if beam is not None:
+            c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
+            move = lib.phrase_move[p]
+            x = beam.x[:, None] + c * move[..., 0] + s * move[..., 1]
+            z = beam.z[:, None] - s * move[..., 0] + c * move[..., 1]
+            yaw = beam.yaw[:, None] + lib.phrase_turn[p]
+            excess = (
+                np.maximum(np.abs(x) - self.limit_m, 0) ** 2 + np.maximum(np.abs(z) - self.limit_m, 0) ** 2
+            )
+            facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + yaw))) * 0.5
+            secs = np.minimum(self.sec0[p][..., None] + np.arange(self.span_secs), self.sec1[p][..., None])
+            recent = (bar - beam.last_use[h[..., None], secs]).min(axis=-1) < REUSE_BARS
+            base = beam.cost[:, None] + w.transition * tc + w.reuse * (recent & ~repeat)
+            per_bar = w.area * 4 * excess + w.facing * facing
+        else:  # the opening phrase starts at the centre of the floor, facing the audience
+            x, z = lib.phrase_move[p][..., 0], lib.phrase_move[p][..., 1]
+            yaw = lib.phrase_turn[p].astype(np.float64)
+            base = w.transition * tc
+            per_bar = np.zeros(phrases.shape)
+        out = []
+        lo, hi = _RELAXED_STRETCH if relaxed else (MIN_STRETCH, MAX_STRETCH)
+        for j in (1, 2):
+            points = bars.points[bar][j - 1]
+            if points is None or bar + j > bars.n_bars:
+                continue
+            steady = bool(bars.steady[bar : bar + j].all()) and not relaxed
+            m = points.size - 1 if steady else 1
+            stretch = (points[-1] - points[0]) / duration
+            ok = valid & (stretch >= lo) & (stretch <= hi)
+            ratio = beats / m if steady else np.zeros(phrases.shape)
+            if steady:
+                ok &= (ratio == 1.0) | (ratio == 2.0) | (ratio == 0.5)
+            if not ok.any():
+                continue
+            target = _energy_target(float(bars.energy[bar : bar + j].mean()), self.energy)
+            cost = base + j * (
+                per_bar
+                + w.energy * (energy_rank - target) ** 2
+                + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
+                + w.ratio * (steady & (ratio != 1.0))
+            )
+            cost = cost + w.noise * self.rng.random(cost.shape)
+            cost = np.where(ok, cost, np.inf)
+            flat = cost.ravel()
+            k = min(_KEEP_PER_SPAN, int(ok.sum()))
+            best = np.argpartition(flat, k - 1)[:k]
+            rows, cols = np.unravel_index(best, cost.shape)
+            out.append(
+                (
+                    bar + j,
+                    self.advance(
+                        beam, bar, j, rows, cols, p, flat[best], x, z, yaw, ratio, stretch, repeat, style
+                    ),
+                )
+            )
+        return out
+
+    def advance(self, beam, bar, j, rows, cols, p, cost, x, z, yaw, ratio, stretch, repeat, style) -> _Beam:
+        lib = self.lib
+        chosen = p[rows, cols]
+        n = chosen.size
+        if beam is None:
+            last_use = np.full((n, self.n_secs), -(10**6), dtype=np.int32)
+            at_bar = np.full((n, self.bars.n_bars), -1, dtype=np.int32)
+            parent = np.zeros(n, dtype=np.int64)
+            styles_used = np.zeros(n, dtype=np.int64)
+        else:
+            last_use = beam.last_use[rows]
+            at_bar = beam.at_bar[rows]
+            parent = beam.node[rows]
+            styles_used = beam.styles_used[rows]
+        at_bar[:, bar] = chosen
+        nodes = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            q = int(chosen[i])
+            last_use[i, self.sec0[q] : self.sec1[q] + 1] = bar
+            nodes[i] = len(self.nodes)
+            origin = int(self.bars.repeat_of[bar]) if repeat[rows[i], cols[i]] else None
+            self.nodes.append(
+                (
+                    int(parent[i]),
+                    bar,
+                    q,
+                    j,
+                    float(ratio[rows[i], cols[i]]),
+                    float(stretch[rows[i], cols[i]]),
+                    origin,
+                )
+            )
+        return _Beam(
+            cost=cost,
+            key=(lib.phrase_key[chosen] + lib.phrase_beats[chosen]).astype(np.int64),
+            x=x[rows, cols],
+            z=z[rows, cols],
+            yaw=yaw[rows, cols],
+            last_use=last_use,
+            at_bar=at_bar,
+            node=nodes,
+            styles_used=styles_used,
+        )
+
+    def segments(self, node: int) -> list[tuple]:
+        out = []
+        while node:
+            parent, *segment = self.nodes[node]
+            out.append(tuple(segment))
+            node = parent
+        return out[::-1]
+
+
+def _prune(beams: list[_Beam]) -> _Beam:
+    merged = _Beam.concat(beams)
+    order = np.argsort(merged.cost, kind="stable")
+    _, first = np.unique(merged.key[order], return_index=True)
+    keep = order[np.sort(first)][:_BEAM]
+    return merged.take(keep)
+
+
+def plan_dance(
+    library: PhraseLibrary,
+    music: BarGrid,
+    *,
+    style: str,
+    energy: str = "auto",
+    seed: int = 0,
+    weights: PlannerWeights | None = None,
+) -> Plan:
+    """The plan for a whole song.
+
+    Parameters
+    ----------
+    library : the phrase library
+    music : the song's bars, beats, energy and sections
+    style : a style of the library (a merged style maps to the one it joined)
+    energy : one of :data:`ENERGY_LEVELS`
+    seed : seeds the sampling among near-best candidates
+
+    Raises
+    ------
+    ParameterError
+        On an unknown style or energy level.
+    """
+    if energy not in ENERGY_LEVELS:
+        raise ParameterError(f"unknown energy {energy!r}; choose one of {', '.join(ENERGY_LEVELS)}")
+    style_index = library.style_index(style)
+    bars = _bars(music)
+    search = _Search(library, bars, weights or PlannerWeights(), energy, seed, int(music.beats_per_bar))
+    order = library.styles_by_nearness(style_index)
+    pending: list[list[_Beam]] = [[] for _ in range(bars.n_bars + 1)]
+    beam: _Beam | None = None
+    for bar in range(bars.n_bars):
+        if bar > 0:
+            if not pending[bar]:
+                continue
+            beam = _prune(pending[bar])
+            pending[bar] = []
+        found = []
+        for relaxed in (False, True):
+            for s in order:
+                found = search.expand(beam, bar, s, relaxed)
+                if found:
+                    break
+            if found:
+                break
+        for end, new in found:
+            if s != style_index:
+                new.cost += search.w.fallback
+            pending[end].append(new)
+    best = _prune(pending[bars.n_bars])
+    return _to_plan(library, bars, search.segments(int(best.node[0])), style, energy, seed, style_index)
+
+
+def _to_plan(
+    library: PhraseLibrary,
+    bars: _Bars,
+    chosen: list[tuple],
+    style: str,
+    energy: str,
+    seed: int,
+    style_index: int,
+) -> Plan:
+    segments = []
+    notes = []
+    if style in library.merged_styles:
+        notes.append(
+            f"style {style!r} is deprecated: too little data to plan from, merged into "
+            f"{library.merged_styles[style]!r}"
+        )
+    start_index = {}
+    first, last = library.phrase_frames
+    for i, (bar, p, n_bars, ratio, stretch, repeat) in enumerate(chosen):
+        start_index[bar] = i
+        points = bars.points[bar][n_bars - 1]
+        steady = ratio > 0
+        if not steady:
+            points = points[[0, -1]]
+        key = int(library.phrase_key[p])
+        clip = int(library.key_clip[key])
+        clip_first = int(library.clip_start[clip])
+        phrase_style = int(library.phrase_style[p])
+        fallback = None
+        if phrase_style != style_index:
+            fallback = (
+                f"no {library.styles[style_index]} phrase fits here; took {library.styles[phrase_style]}"
+            )
+        segments.append(
+            Segment(
+                phrase=int(p),
+                start_bar=int(bar),
+                n_bars=int(n_bars),
+                song_beats_s=tuple(float(t) for t in points),
+                clip=library.clip_names[clip],
+                source=library.clip_sources[clip],
+                source_span_s=(
+                    round((int(first[p]) - clip_first) / LIBRARY_FPS, 4),
+                    round((int(last[p]) - clip_first) / LIBRARY_FPS, 4),
+                ),
+                mirrored=bool(library.phrase_mirrored[p]),
+                style=library.styles[phrase_style],
+                phrase_beats=int(library.phrase_beats[p]),
+                beat_ratio=float(ratio),
+                stretch=round(float(stretch), 4),
+                free=not steady,
+                fallback=fallback,
+                repeat_of=start_index.get(repeat) if repeat is not None else None,
+            )
+        )
+    if any(s.fallback for s in segments):
+        notes.append(f"{sum(bool(s.fallback) for s in segments)} segments fell back to the nearest style")
+    if any(s.free for s in segments):
+        notes.append(
+            f"{sum(s.free for s in segments)} segments have no steady beat (or no phrase fits its tempo): "
+            "danced at their own pace"
+        )
+    return Plan(
+        library_version=library.version,
+        library_sha256=library.sha256,
+        style=library.styles[style_index],
+        energy=energy,
+        seed=seed,
+        duration_s=float(bars.starts[-1]),
+        segments=tuple(segments),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,109 @@
+"""The guide and the blend synthesizer: beats on beats, smooth junctions, the runner seam."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from choreo.choreography.blend import BlendRunner
+from choreo.choreography.guide import build_guide
+from choreo.choreography.inertialize import decay, inertialize
+from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.choreography.planner import plan_dance
+from choreo.errors import EngineError
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+from choreo.motion.rotations import aa_to_quat, quat_to_aa
+from tests.choreography.test_planner import steady_song
+
+FPS = 30
+
+
+@pytest.fixture(scope="module")
+def library() -> PhraseLibrary:
+    return shipped_library()
+
+
+def test_decay_starts_at_the_offset_with_its_velocity_and_dies_out() -> None:
+    x0, v0 = np.array([0.3, -0.2]), np.array([1.0, 0.5])
+    t = np.array([0.0, 1e-6, 2.0])
+    out = decay(x0, v0, t)
+    np.testing.assert_allclose(out[0], x0)
+    np.testing.assert_allclose((out[1] - out[0]) / 1e-6, v0, rtol=1e-3)
+    assert np.abs(out[2]).max() < 1e-3
+
+
+def test_inertialize_leaves_a_seamless_continuation_alone(rng: np.random.Generator) -> None:
+    rot = np.cumsum(rng.normal(0, 0.01, (20, 24, 3)), axis=0)
+    root = np.cumsum(rng.normal(0, 0.01, (20, 3)), axis=0)
+    # the previous phrase's last two frames are exactly where the new one starts, moving the same way
+    prev_rot, prev_root = 2 * rot[:1] - rot[1:2], 2 * root[:1] - root[1:2]
+    quats = aa_to_quat(rot)
+    prev = aa_to_quat(np.concatenate([prev_rot, rot[:1]]))
+    out_q, out_root = inertialize(quats, root, prev, np.concatenate([prev_root, root[:1]]), FPS)
+    np.testing.assert_allclose(out_root, root, atol=1e-3)
+    np.testing.assert_allclose(quat_to_aa(out_q), rot, atol=5e-3)
+
+
+def test_inertialize_starts_where_the_old_phrase_was_going_and_fades_out(rng: np.random.Generator) -> None:
+    quats = aa_to_quat(np.cumsum(rng.normal(0, 0.01, (60, 24, 3)), axis=0))
+    root = np.zeros((60, 3))
+    prev = aa_to_quat(rng.normal(0, 0.3, (2, 24, 3)))
+    prev_root = np.array([[0.1, 0.9, 0.0], [0.12, 0.9, 0.0]])
+    out_q, out_root = inertialize(quats, root, prev, prev_root, FPS)
+    same = np.abs(np.sum(out_q[0] * prev[1], axis=-1))
+    np.testing.assert_allclose(same, 1.0, atol=1e-9)
+    np.testing.assert_allclose(out_root[0], prev_root[1], atol=1e-12)
+    np.testing.assert_allclose(np.abs(np.sum(out_q[-1] * quats[-1], axis=-1)), 1.0, atol=1e-6)
+
+
+def test_the_first_phrase_hits_its_song_beats_with_its_own_key_poses(library: PhraseLibrary) -> None:
+    song = steady_song(20.0, 120.0)  # a beat every 15 frames
+    plan = plan_dance(library, song, style="salsa", seed=0)
+    guide = build_guide(library, plan, 20 * FPS, FPS)
+    first = plan.segments[0]
+    key = int(library.phrase_key[first.phrase])
+    n = int(library.phrase_beats[first.phrase])
+    ratio = first.beat_ratio
+    source = library.frames_motion(
+        int(library.key_frame[key]), int(library.key_frame[key + n]), mirrored=first.mirrored
+    )
+    for i, t in enumerate(first.song_beats_s[:-1]):
+        if (i * ratio) % 1:
+            continue
+        song_frame = int(round(t * FPS))
+        source_frame = int(library.key_frame[key + int(i * ratio)] - library.key_frame[key])
+        np.testing.assert_allclose(
+            guide.poses[song_frame, 3:72].reshape(23, 3), source.rotations[source_frame, 1:], atol=1e-4
+        )
+
+
+def test_junctions_are_as_smooth_as_the_phrases(library: PhraseLibrary) -> None:
+    song = steady_song(90.0, 116.0)
+    plan = plan_dance(library, song, style="modern", seed=1)
+    guide = build_guide(library, plan, 90 * FPS, FPS)
+    pos = joint_positions(Motion.from_array(guide.poses.astype(np.float64), FPS))
+    speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1).max(axis=1) * FPS
+    junction_frames = np.ceil(plan.junctions_s * FPS).astype(int)
+    near = np.zeros(speed.size, dtype=bool)
+    for f in junction_frames:
+        near[max(0, f - 2) : f + 2] = True
+    # no joint jumps at a junction: the fastest joint there moves no faster than the phrases' fast moments
+    assert np.percentile(speed[near], 95) < 1.5 * np.percentile(speed[~near], 95)
+    np.testing.assert_allclose(guide.junction[junction_frames[0], 0], 0.0, atol=1.0 / FPS)
+    assert np.all(guide.junction >= -1e-6)
+
+
+def test_the_blend_runner_returns_the_guide_and_names_a_missing_input(library: PhraseLibrary) -> None:
+    runner = BlendRunner(library)
+    assert runner.spec.input_widths == {"music": 35, "guide": 75, "junction": 2}
+    assert library.sha256[:12] in runner.spec.version
+    guide = np.random.default_rng(0).normal(size=(40, 75)).astype(np.float32)
+    inputs = {
+        "music": np.zeros((40, 35), np.float32),
+        "guide": guide,
+        "junction": np.zeros((40, 2), np.float32),
+    }
+    np.testing.assert_array_equal(runner.run_song(inputs), guide)
+    with pytest.raises(EngineError, match="junction"):
+        runner.run_song({"music": inputs["music"], "guide": guide})
