@@ -50,7 +50,11 @@ def _check_phrase(library: PhraseLibrary, segment: Segment) -> int:
 
 
 def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
-    """Song time to phrase time (seconds from the phrase's first frame) for ``segment``."""
+    """Song time to phrase time (seconds from the phrase's first frame) for ``segment``.
+
+    The phrase's stops (its keys that are real speed minima) and both ends are
+    pinned to their song beats; its other beats follow the smooth warp between them.
+    """
     p = _check_phrase(library, segment)
     key = int(library.phrase_key[p])
     n = int(library.phrase_beats[p])
@@ -58,7 +62,7 @@ def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
     song = np.asarray(segment.song_beats_s, dtype=np.float64)
     if segment.free or song.size < 2:
         return beat_warp(beats_s[[0, -1]], song[[0, -1]])
-    return beat_warp(beats_s, song)
+    return beat_warp(beats_s, song, pinned=library.key_stop[key : key + n + 1])
 
 
 def _source(library: PhraseLibrary, p: int) -> tuple[np.ndarray, np.ndarray, float]:

@@ -53,7 +53,7 @@ __all__ = [
 LIBRARY_FPS = 30
 """Frame rate of the library's frames (the pipeline's native rate)."""
 
-LIBRARY_FORMAT = 1
+LIBRARY_FORMAT = 2
 """Version of the file layout; a reader refuses other versions."""
 
 MIN_STYLE_S = 30.0
@@ -78,6 +78,7 @@ _ARRAYS = (
     "key_features",
     "key_heading",
     "key_floor",
+    "key_stop",
     "phrase_key",
     "phrase_beats",
     "phrase_energy",
@@ -126,6 +127,7 @@ class PhraseLibrary:
     key_features: np.ndarray  # [2K, D] float16
     key_heading: np.ndarray  # [2K] float32, radians
     key_floor: np.ndarray  # [2K] bool
+    key_stop: np.ndarray  # [2K] bool, the key is a real speed minimum (a kinematic beat)
     phrase_key: np.ndarray  # [P] start key (end key is start key + beats)
     phrase_beats: np.ndarray  # [P]
     phrase_energy: np.ndarray  # [P] mean squared joint speed, m^2/s^2
@@ -419,12 +421,14 @@ def build_library(
         "heading": np.concatenate([k.heading_rad for _, k, _ in keys]),
         "floor": np.concatenate([k.floor for _, k, _ in keys]),
         "root_xz": np.concatenate([k.root_xz for _, k, _ in keys]),
+        "stop": np.concatenate([k.stop for _, k, _ in keys]),
     }
     mirror_half = {
         "features": np.concatenate([m.features for _, _, m in keys]),
         "heading": np.concatenate([m.heading_rad for _, _, m in keys]),
         "floor": np.concatenate([m.floor for _, _, m in keys]),
         "root_xz": np.concatenate([m.root_xz for _, _, m in keys]),
+        "stop": np.concatenate([m.stop for _, _, m in keys]),
     }
     n_keys = key_frame.size
     clip_seconds = (np.array(stops) - np.array(starts)) / LIBRARY_FPS
@@ -494,6 +498,7 @@ def build_library(
         key_features=features.astype(np.float16),
         key_heading=heading.astype(np.float32),
         key_floor=floor,
+        key_stop=np.concatenate([half["stop"], mirror_half["stop"]]),
         phrase_key=phrase_key.astype(np.int32),
         phrase_beats=phrase_beats.astype(np.int8),
         phrase_energy=np.concatenate(p_energy).astype(np.float32),

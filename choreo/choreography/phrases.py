@@ -1,10 +1,12 @@
 """Cut one retargeted clip into beat keys and phrases of whole pulse beats.
 
 A *key* is a beat of the clip's pulse grid moved to the nearest minimum of the
-smoothed joint speed within a quarter period (the body's accent), so phrases
-start and end where the motion is slowest and every phrase beat is a moment a
-warp can pin onto a song beat. A phrase of ``n`` beats runs from key ``k`` to
-key ``k + n`` of the same clip.
+smoothed joint speed within a quarter period (the body's accent, smoothed as
+the beat-alignment measure smooths it), so phrases start and end where the
+motion is slowest and every phrase beat is a moment a warp can pin onto a song
+beat. A key that found a minimum is a *stop*; the others are grid points only
+(the dancer comes to a stop about once a second, the pulse is faster). A
+phrase of ``n`` beats runs from key ``k`` to key ``k + n`` of the same clip.
 
 Per key the cutter also computes what the planner and the transition costs
 need: the pose and joint velocities in the body's heading frame, the smoothed
@@ -19,7 +21,7 @@ import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
 from choreo.choreography.pulse import Pulse, estimate_pulse
-from choreo.metrics.beat_align import speed_minima
+from choreo.metrics.beat_align import SPEED_SIGMA_FRAMES, speed_minima
 from choreo.mocap.retarget import facing_angle
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
@@ -64,6 +66,8 @@ class ClipKeys:
     """[keys, 2] root position on the floor, m."""
     floor: np.ndarray
     """[keys] bool, the body is on the floor (pelvis below :data:`FLOOR_PELVIS_M`)."""
+    stop: np.ndarray
+    """[keys] bool, the key is a real speed minimum (a kinematic beat), not only a grid point."""
     energy: np.ndarray
     """[keys - 1] mean squared joint speed between consecutive keys, m^2/s^2."""
     contacts: np.ndarray
@@ -76,16 +80,21 @@ def smoothed_heading(motion: Motion) -> np.ndarray:
     return gaussian_filter1d(heading, HEADING_SIGMA_S * motion.fps, mode="nearest")
 
 
-def _snap(grid: np.ndarray, minima: np.ndarray, window: float, n_frames: int) -> np.ndarray:
+def _snap(
+    grid: np.ndarray, minima: np.ndarray, window: float, n_frames: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grid beats moved onto the nearest speed minimum within ``window`` frames; and which were moved."""
     snapped = np.rint(grid).astype(int)
+    stop = np.zeros(grid.size, dtype=bool)
     if minima.size:
         nearest = minima[np.clip(np.searchsorted(minima, grid), 1, minima.size) - 1]
         after = minima[np.clip(np.searchsorted(minima, grid), 0, minima.size - 1)]
         pick = np.where(np.abs(after - grid) < np.abs(nearest - grid), after, nearest)
-        snapped = np.where(np.abs(pick - grid) <= window, pick, snapped)
+        stop = np.abs(pick - grid) <= window
+        snapped = np.where(stop, pick, snapped)
     snapped = np.clip(snapped, 0, n_frames - 1)
     keep = np.concatenate([[True], np.diff(snapped) > window])
-    return snapped[keep]
+    return snapped[keep], stop[keep]
 
 
 def cut_keys(motion: Motion, pulse: Pulse | None = None) -> ClipKeys:
@@ -99,12 +108,12 @@ def cut_keys(motion: Motion, pulse: Pulse | None = None) -> ClipKeys:
     """
     pos = joint_positions(motion)
     speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1).mean(axis=1) * motion.fps
-    minima = speed_minima(speed, 2.5)
+    minima = speed_minima(speed, SPEED_SIGMA_FRAMES)
     if pulse is None:
         pulse = estimate_pulse(speed, motion.fps, minima)
     period_frames = pulse.period_s * motion.fps
     grid = pulse.grid_s((motion.n_frames - 1) / motion.fps) * motion.fps
-    frames = _snap(grid, minima, 0.25 * period_frames, motion.n_frames)
+    frames, stop = _snap(grid, minima, 0.25 * period_frames, motion.n_frames)
 
     heading = smoothed_heading(motion)
     vel = np.gradient(pos, axis=0) * motion.fps
@@ -130,6 +139,7 @@ def cut_keys(motion: Motion, pulse: Pulse | None = None) -> ClipKeys:
         heading_rad=heading[frames],
         root_xz=motion.root_translation[frames][:, [0, 2]],
         floor=motion.root_translation[frames, 1] < FLOOR_PELVIS_M,
+        stop=stop,
         energy=energy,
         contacts=contacts,
     )

@@ -98,11 +98,15 @@ def _end_slope(h0: float, h1: float, m0: float, m1: float) -> float:
     return float(d)
 
 
-def beat_warp(phrase_beats_s: np.ndarray, song_beats_s: np.ndarray) -> BeatWarp:
+def beat_warp(
+    phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, pinned: np.ndarray | None = None
+) -> BeatWarp:
     """The warp that puts ``phrase_beats_s`` (``n + 1`` times) onto ``song_beats_s`` (``m + 1`` times).
 
     Every ``n / g``-th phrase beat is pinned to every ``m / g``-th song beat,
-    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned.
+    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``pinned``
+    (``[n + 1]`` bool) keeps only the marked phrase beats among those, and
+    always both ends.
 
     Raises
     ------
@@ -115,4 +119,9 @@ def beat_warp(phrase_beats_s: np.ndarray, song_beats_s: np.ndarray) -> BeatWarp:
     if n < 1 or m < 1:
         raise ParameterError("a warp needs at least two phrase beats and two song beats")
     g = gcd(n, m)
-    return BeatWarp(song_s=song_beats_s[:: m // g].copy(), phrase_s=phrase_beats_s[:: n // g].copy())
+    song, phrase = song_beats_s[:: m // g], phrase_beats_s[:: n // g]
+    if pinned is not None:
+        keep = np.asarray(pinned, dtype=bool)[:: n // g].copy()
+        keep[[0, -1]] = True
+        song, phrase = song[keep], phrase[keep]
+    return BeatWarp(song_s=song.copy(), phrase_s=phrase.copy())

@@ -62,3 +62,11 @@ def test_double_and_half_time_pin_every_common_beat() -> None:
 def test_warp_refuses_points_that_do_not_increase() -> None:
     with pytest.raises(ParameterError, match="increase"):
         beat_warp(np.array([0.0, 1.0, 0.9]), np.array([0.0, 1.0, 2.0]))
+
+
+def test_only_the_marked_beats_and_both_ends_are_pinned() -> None:
+    phrase = np.array([0.0, 0.4, 1.1, 1.5, 2.0])
+    song = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    warp = beat_warp(phrase, song, pinned=np.array([False, True, False, False, False]))
+    np.testing.assert_allclose(warp.song_s, [0.0, 0.5, 2.0])
+    np.testing.assert_allclose(warp.phrase_time(warp.song_s), [0.0, 0.4, 2.0], atol=1e-12)
