@@ -230,13 +230,17 @@ def generate_motion(
         raise ParameterError(f"features are at {features.fps} fps but the model runs at {spec.native_fps}")
     if choreography is not None:
         style = choreography.plan.style
-        guide, junction = choreography.guide.poses, choreography.guide.junction
+        inputs = song_inputs(
+            features.features,
+            style=style,
+            seed=options.seed,
+            spec=spec,
+            guide=choreography.guide.poses,
+            junction=choreography.guide.junction,
+        )
     else:
         style = resolve_style(options.style, features.tempo_bpm)
-        guide = junction = None
-    inputs = song_inputs(
-        features.features, style=style, seed=options.seed, spec=spec, guide=guide, junction=junction
-    )
+        inputs = song_inputs(features.features, style=style, seed=options.seed, spec=spec)
     poses = runner.run_song(inputs)
     if not np.isfinite(poses).all():
         raise EngineError("the engine produced non-finite poses")
@@ -322,6 +326,9 @@ def export_dance(
         song_sha256=provenance.song_sha256,
         data_credits=list(provenance.data_credits),
         model_trained=provenance.model_trained,
+        synthesizer=provenance.synthesizer,
+        energy=provenance.energy,
+        library_sha256=provenance.library_sha256,
         song=song_name or name,
         duration_s=round(song.duration_s, 6),
         frames=motion.n_frames,
@@ -360,6 +367,7 @@ def render_song(
         library = library or shipped_library()
         runner = BlendRunner(library)
     else:
+        library = None
         runner = runner or load_runner(settings)
     timings["load_engine_s"] = time.perf_counter() - start
 
@@ -368,7 +376,7 @@ def render_song(
     timings["analyze_s"] = time.perf_counter() - start
 
     choreography = None
-    if options.synth == "blend":
+    if library is not None:
         start = time.perf_counter()
         choreography = choreograph(features, options, library, plan=plan)
         timings["plan_s"] = time.perf_counter() - start

@@ -31,10 +31,10 @@ has no phrase for a stretch falls back to the nearest style, and the plan says s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from choreo.audio.structure import MusicStructure
 from choreo.choreography import ENERGY_LEVELS
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.phrases import PHRASE_BEATS
@@ -46,7 +46,6 @@ __all__ = [
     "MAX_STRETCH",
     "MIN_STRETCH",
     "REUSE_BARS",
-    "BarGrid",
     "PlannerWeights",
     "plan_dance",
 ]
@@ -57,18 +56,6 @@ _BEAM = 6
 _KEEP_PER_SPAN = 6
 _OPENING_STARTS = 48
 _RELAXED_STRETCH = (0.5, 2.0)
-
-
-class BarGrid(Protocol):
-    """What the planner reads of the music (``choreo.audio.structure.MusicStructure``)."""
-
-    beat_times: np.ndarray
-    beats_per_bar: int
-    bar_starts: np.ndarray
-    bar_energy: np.ndarray
-    section_labels: np.ndarray
-    steady: np.ndarray
-    duration_s: float
 
 
 @dataclass(frozen=True)
@@ -101,7 +88,7 @@ class _Bars:
         return self.starts.size - 1
 
 
-def _bars(music: BarGrid) -> _Bars:
+def _bars(music: MusicStructure) -> _Bars:
     starts = np.asarray(music.bar_starts, dtype=np.float64)
     steady = np.asarray(music.steady, dtype=bool)
     energy = np.asarray(music.bar_energy, dtype=np.float64)
@@ -386,7 +373,7 @@ def _prune(beams: list[_Beam]) -> _Beam:
 
 def plan_dance(
     library: PhraseLibrary,
-    music: BarGrid,
+    music: MusicStructure,
     *,
     style: str,
     energy: str = "auto",
