@@ -1,8 +1,8 @@
 """A shaded preview video of a dance with its song: 1280x720 H.264 with the song's audio (AAC).
 
 A small software rasterizer in numpy draws the mannequin of the GLB files (the capsules of
-:func:`exporters.mannequin.mannequin_capsules`) lit by a key light, a fill and a highlight, on
-a floor with a grid and a soft shadow, from a fixed three-quarter camera (orthographic, so a
+:func:`exporters.mannequin.mannequin_capsules`) lit by one light, with an ambient term, a rim and
+a highlight, on a floor with a grid and a soft shadow, from a fixed three-quarter camera (orthographic, so a
 capsule's outline is exactly a stadium and its depth and normal follow in closed form). A strip
 along the bottom shows the excerpt's beats and bars with a play head, and a lamp flashes on each
 beat, so beat-synchrony can be judged by eye and ear. Raw frames are piped into ffmpeg, which
@@ -97,7 +97,7 @@ class _Camera:
         )
 
     def floor_points(self) -> np.ndarray:
-        """The world point on the floor (y = 0) seen at each pixel, ``[H, W, 3]``, NaN above the horizon."""
+        """The world point on the floor (y = 0) seen at each pixel, ``[H, W, 3]`` (far away near the top)."""
         ys, xs = np.mgrid[0 : self.height, 0 : self.width].astype(np.float64)
         cam_x = (xs - self.centre[0]) / self.scale
         cam_y = (self.centre[1] - ys) / self.scale

@@ -22,6 +22,7 @@ import httpx
 import numpy as np
 import pytest
 from matplotlib.image import imread
+from playwright.sync_api import expect, sync_playwright
 
 from choreo.service.keys import create_key, revoke_key
 from tests.service.helpers import SONGS, ServiceStack, ensure_studio_built
@@ -47,7 +48,6 @@ def _pixels(png: bytes) -> np.ndarray:
 def browser() -> Iterator[object]:
     if not CHROMIUM.is_file():
         pytest.fail("Debian's chromium is missing: `make system-deps` installs it (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
 
     ensure_studio_built()
     with sync_playwright() as driver:
@@ -266,8 +266,9 @@ def test_a_fitness_key_browses_routines_and_cannot_upload(
     assert page.is_hidden("#drop") and page.is_hidden("#file-input")
     page.fill("#routine-filters input[name=tag]", "studio-ui")
     page.click("#routine-filters button[type=submit]")
-    page.wait_for_selector("#routine-list .routine:has-text('Studio routine')")
-    assert page.locator("#routine-list .routine").count() == 1
+    # The list shows every routine before the filter's answer replaces it: wait for that answer.
+    expect(page.locator("#routine-list .routine")).to_have_count(1)
+    expect(page.locator("#routine-list .routine")).to_contain_text("Studio routine")
     page.click("#routine-list .routine button")
     links = page.wait_for_selector("#routine-list .downloads a")
     assert links.get_attribute("href").startswith("http")
