@@ -24,6 +24,9 @@ from starlette.types import Receive, Scope, Send
 
 from api.deps import Ctx, OwnedJob
 from api.errors import ApiError
+from choreo.choreography import ENERGY_LEVELS, SYNTHS
+from choreo.choreography.plan import Plan
+from choreo.errors import ParameterError
 from choreo.options import RIGS, SUPPORTED_FPS
 from choreo.service.records import JobOptions, JobState
 from choreo.styles import AUTO, STYLES
@@ -39,6 +42,8 @@ _CHOICES: dict[str, list[Any]] = {
     "formats": list(JobOptions.known_formats()),
     "style": [AUTO, *STYLES],
     "rig": list(RIGS),
+    "energy": list(ENERGY_LEVELS),
+    "synth": list(SYNTHS),
 }
 """Choices the model checks in validators (its schema cannot say them); enums speak for themselves."""
 
@@ -110,15 +115,18 @@ class Timeline(BaseModel):
     phrases: list[Phrase] = Field(description="The plan's phrases, when the dance was planned.")
 
 
-def _phrases(plan: Any) -> list[Phrase]:
-    """Phrase spans from the plan in the job's JSON file (entries with ``start_s`` and ``end_s``)."""
-    entries = plan.get("phrases", []) if isinstance(plan, dict) else plan or []
-    phrases = []
-    for entry in entries:
-        if isinstance(entry, dict) and "start_s" in entry and "end_s" in entry:
-            label = entry.get("label") or entry.get("phrase") or entry.get("name") or ""
-            phrases.append(Phrase(start_s=entry["start_s"], end_s=entry["end_s"], label=str(label)))
-    return phrases
+def _phrases(plan: dict[str, Any] | None) -> list[Phrase]:
+    """The plan's phrases (its segments) with their spans in the song and where they come from."""
+    if not plan:
+        return []
+    try:
+        segments = Plan.from_dict(plan).segments
+    except ParameterError:  # a plan of another format: the timeline goes without phrases
+        return []
+    return [
+        Phrase(start_s=seg.start_s, end_s=seg.end_s, label=seg.clip + (" (mirrored)" if seg.mirrored else ""))
+        for seg in segments
+    ]
 
 
 @router.get("/jobs/{job_id}/timeline", response_model=Timeline, tags=["jobs"])

@@ -43,6 +43,8 @@ def test_options_list_every_job_option_with_its_choices_and_default(stack: Servi
     assert fields["in_place"]["type"] == "boolean"
     assert "mp4" in fields["formats"]["choices"]
     assert fields["units"]["nullable"] and fields["units"]["choices"] == ["m", "cm"]
+    assert fields["synth"]["choices"] and fields["synth"]["default"] in fields["synth"]["choices"]
+    assert fields["energy"]["default"] in fields["energy"]["choices"]
     length = fields["video_length_s"]
     assert (length["type"], length["default"], length["nullable"]) == ("number", 30.0, True)
 
@@ -58,7 +60,11 @@ def test_timeline_has_the_beats_and_bars_of_the_job_summary(stack: ServiceStack,
     assert marks["beat_times"] == summary["beat_times"] and len(marks["beat_times"]) > 50
     assert marks["bar_times"] == summary["downbeat_times"]
     assert marks["duration_s"] == pytest.approx(summary["duration_s"])
-    assert marks["phrases"] == []  # today's dances have no plan
+    plan = summary["plan"]["segments"]  # the blend synthesizer dances a plan of phrases
+    assert [(p["start_s"], p["end_s"]) for p in marks["phrases"]] == [
+        (seg["song_beats_s"][0], seg["song_beats_s"][-1]) for seg in plan
+    ]
+    assert len(plan) > 3 and all(p["label"] for p in marks["phrases"])
 
 
 def test_audio_streams_whole_and_by_range_to_the_owner_only(stack: ServiceStack, album: Album) -> None:
