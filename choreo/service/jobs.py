@@ -9,19 +9,23 @@ Redis keys (under the service prefix):
   options for that team;
 - ``batch:<id>``: a batch record as JSON.
 
-Every change goes through :func:`update_job`, an optimistic transaction, so a
-worker's progress and a user's cancel never overwrite each other; a job that
-reached a terminal state stays there.
+Every change goes through :func:`update_job`, one writer at a time and an
+optimistic transaction, so a worker's progress and a user's cancel never
+overwrite each other, in Redis or in storage; a job that reached a terminal
+state stays there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypedDict, cast
 
 import redis
 
-from choreo.errors import ParameterError
+from choreo.errors import ParameterError, StorageError
 from choreo.service.context import ServiceContext
 from choreo.service.records import (
     STATE_ORDER,
@@ -113,6 +117,27 @@ def get_job(ctx: ServiceContext, job_id: str, *, team: str | None = None) -> Job
     return job
 
 
+_WRITE_LOCK_S = 30
+"""How long one writer may hold a job; a writer that died lets the others go after this."""
+
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+@contextmanager
+def _write_lock(ctx: ServiceContext, job_id: str) -> Iterator[None]:
+    """Let one writer at a time write a job's storage record and then its index entry."""
+    lock, token = ctx.key("job_lock", job_id), secrets.token_hex(8)
+    deadline = time.monotonic() + 2 * _WRITE_LOCK_S
+    while not ctx.redis.set(lock, token, nx=True, ex=_WRITE_LOCK_S):
+        if time.monotonic() > deadline:
+            raise StorageError(f"job {job_id} stayed locked by another writer")
+        time.sleep(0.01)
+    try:
+        yield
+    finally:
+        ctx.redis.eval(_RELEASE, 1, lock, token)
+
+
 def update_job(
     ctx: ServiceContext,
     job_id: str,
@@ -125,13 +150,16 @@ def update_job(
     Returns the job as it is afterwards (None if it no longer exists). With
     ``persist`` (or when it is a callable that says so after ``change``), the
     changed job is written to storage *before* the index: the record is never
-    behind Redis. A writer that loses the race to another after writing
-    storage puts the winner's version back, so storage always ends as Redis.
+    behind Redis. Writers of one job take turns (a lock in Redis), so no
+    writer's storage write lands between another's storage and index writes;
+    the optimistic transaction stays for a lock that expired under a stalled
+    writer, and a writer that then loses the race writes the winner's version
+    back, so storage always ends as Redis.
     """
     key = ctx.key("job", job_id)
     wrote_storage = False
     while True:
-        with ctx.redis.pipeline() as pipe:
+        with _write_lock(ctx, job_id), ctx.redis.pipeline() as pipe:
             try:
                 pipe.watch(key)
                 raw = pipe.get(key)
