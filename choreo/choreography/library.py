@@ -183,6 +183,14 @@ class PhraseLibrary:
         return rank
 
     @cached_property
+    def phrase_stop_share(self) -> np.ndarray:
+        """[P] share of a phrase's beat keys (both ends included) that are real stops."""
+        cumulative = np.concatenate([[0], np.cumsum(self.key_stop)])
+        return (cumulative[self.phrase_key + self.phrase_beats + 1] - cumulative[self.phrase_key]) / (
+            self.phrase_beats + 1.0
+        )
+
+    @cached_property
     def phrase_duration_s(self) -> np.ndarray:
         """[P] seconds from a phrase's first frame to its last."""
         first, last = self.phrase_frames

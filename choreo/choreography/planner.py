@@ -16,6 +16,8 @@ Costs, all in one unit (about 1 for a clearly worse choice):
 * energy: the phrase's energy quantile in its style against the bars' target
   (big moves on loud bars, small on quiet ones, shifted by ``energy``);
 * tempo: log-stretch squared, and a little for half or double time;
+* stops: a little for phrases with few real stops among their beat keys (the
+  warp pins the stops onto beats, so more stops follow the music more closely);
 * floor: leaving the floor area (default 4 m x 4 m, centred), and facing away
   from the audience (+Z) on average;
 * reuse: a source second danced again within :data:`REUSE_BARS` bars, mirror
@@ -70,6 +72,7 @@ class PlannerWeights:
     facing: float = 0.6
     reuse: float = 12.0
     fallback: float = 3.0
+    stops: float = 2.0
     noise: float = 0.25
     area_half_m: float = 2.0
     area_margin_m: float = 0.4
@@ -252,6 +255,7 @@ class _Search:
         beats = lib.phrase_beats[p].astype(np.float64)
         duration = lib.phrase_duration_s[p]
         energy_rank = lib.energy_rank[p]
+        stop_share = lib.phrase_stop_share[p]
         h = np.arange(phrases.shape[0])[:, None]
         if beam is not None:
             c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
@@ -293,6 +297,7 @@ class _Search:
                 + w.energy * (energy_rank - target) ** 2
                 + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
                 + w.ratio * (steady & (ratio != 1.0))
+                + w.stops * (1.0 - stop_share) * steady
             )
             cost = cost + w.noise * self.rng.random(cost.shape)
             cost = np.where(ok, cost, np.inf)
