@@ -442,7 +442,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--backends", default="onnxruntime")
-    parser.add_argument("--model", type=Path, default=REPO / "choreo" / "models" / "choreo-lstm.onnx")
+    parser.add_argument("--model", type=Path, default=REPO / "choreo" / "models" / "choreo-guided.onnx")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "engines.json")
     parser.add_argument("--batches", default=",".join(map(str, BATCHES)))
     parser.add_argument("--chunks", default=",".join(map(str, CHUNKS)))

@@ -59,17 +59,26 @@ def default_song(minutes: float) -> Path | None:
 def pipeline_dance(song: Path, fps: int) -> tuple[Motion, Provenance]:
     """Render ``song`` with the installed model, as ``choreo render`` does."""
     from choreo.audio import song_sha256
+    from choreo.choreography.library import shipped_library
     from choreo.pipeline import (
         RenderOptions,
+        choreograph,
         finish_motion,
         generate_motion,
-        load_runner,
         prepare_song,
+        synth_runner,
     )
 
     options = RenderOptions(fps=fps)
     features = prepare_song(song)
-    generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(song))
+    library = shipped_library()
+    generated = generate_motion(
+        synth_runner(options, library),
+        features,
+        options,
+        song_sha256=song_sha256(song),
+        choreography=choreograph(features, options, library),
+    )
     return finish_motion(generated, options), generated.provenance
 
 

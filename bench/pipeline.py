@@ -46,7 +46,6 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
 
     started = time.perf_counter()
     from choreo.audio import extract_features, load_audio, probe_duration_s
-    from choreo.choreography.blend import BlendRunner
     from choreo.choreography.library import shipped_library
     from choreo.pipeline import (
         RenderOptions,
@@ -54,8 +53,8 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
         export_dance,
         finish_motion,
         generate_motion,
-        load_runner,
         model_fps,
+        synth_runner,
     )
     from choreo.settings import get_settings
 
@@ -75,15 +74,15 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
             _t[name] = now - clock
             clock = now
 
-        library = shipped_library() if synth == "blend" else None
-        runner = BlendRunner(library) if library is not None else load_runner(settings)
+        library = shipped_library()
+        runner = synth_runner(options, library, settings)
         lap("load_engine_s")
         probe_duration_s(song)
         y = load_audio(song, sr=sr)
         lap("decode_s")
         features = extract_features(y, sr, fps=fps)
         lap("features_s")
-        choreography = choreograph(features, options, library) if library is not None else None
+        choreography = choreograph(features, options, library)
         lap("plan_and_guide_s")
         generated = generate_motion(
             runner, features, options, song_sha256="0" * 64, choreography=choreography

@@ -27,7 +27,15 @@ import time
 from pathlib import Path
 
 from choreo.audio import song_sha256
-from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
+from choreo.choreography.library import shipped_library
+from choreo.pipeline import (
+    RenderOptions,
+    choreograph,
+    finish_motion,
+    generate_motion,
+    prepare_song,
+    synth_runner,
+)
 from choreo.video import VideoOptions, write_video
 
 DEMO_SONG = Path(__file__).resolve().parents[1] / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
@@ -48,7 +56,14 @@ def main(argv: list[str] | None = None) -> int:
 
     options = RenderOptions()
     features = prepare_song(args.song)
-    generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(args.song))
+    library = shipped_library()
+    generated = generate_motion(
+        synth_runner(options, library),
+        features,
+        options,
+        song_sha256=song_sha256(args.song),
+        choreography=choreograph(features, options, library),
+    )
     motion = finish_motion(generated, options)
     core = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from choreo.choreography import ENERGY_LEVELS, SYNTHS
 from choreo.errors import ParameterError
@@ -59,15 +59,15 @@ class RenderOptions(BaseModel):
     fps : one of :data:`SUPPORTED_FPS`
     formats : file extensions from :data:`DANCE_FORMATS` and :data:`PREVIEW_FORMATS`, duplicates dropped
     seed : 0 <= seed < 2**63; same song, same seed, same dance
-    style : ``auto`` (chosen from the tempo) or one of :data:`choreo.styles.STYLES`
+    style : ``auto`` (chosen from the tempo) or a style of the phrase library (checked when it plans)
     rig : one of :data:`RIGS`
     units : ``m`` or ``cm``; None means the rig's own (metres for smpl)
     in_place : keep the dancer on the spot (no horizontal root motion)
     video_start_s, video_length_s : the mp4's excerpt, from ``video_start_s`` for ``video_length_s``
         seconds; a length of None renders to the end of the song
     energy : how big the moves are, from :data:`choreo.choreography.ENERGY_LEVELS` (``auto``: the music)
-    synth : one of :data:`choreo.choreography.SYNTHS`: ``blend`` dances a plan of real mocap
-        phrases (the default), ``model`` is the LSTM, which ignores the plan
+    synth : one of :data:`choreo.choreography.SYNTHS`, who performs the plan of real mocap phrases:
+        ``blend`` joins them (the default), ``model`` is the guided LSTM
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -85,7 +85,8 @@ class RenderOptions(BaseModel):
     )
     energy: str = Field(default="auto", description=f"How big the moves are: {', '.join(ENERGY_LEVELS)}.")
     synth: str = Field(
-        default="blend", description="blend (real mocap phrases planned on the music) or model (the LSTM)."
+        default="blend",
+        description="Who performs the plan: blend (joined phrases) or model (the LSTM).",
     )
 
     @field_validator("fps")
@@ -124,14 +125,6 @@ class RenderOptions(BaseModel):
         if synth not in SYNTHS:
             raise ParameterError(f"unknown synthesizer {synth!r}; choose one of {', '.join(SYNTHS)}")
         return synth
-
-    @model_validator(mode="after")
-    def _known_style(self) -> RenderOptions:
-        # The model knows its styles; a blend's style is checked against its library when it plans
-        # (a team's own library may name its own styles).
-        if self.synth == "model" and self.style != AUTO and self.style not in STYLES:
-            raise ParameterError(f"unknown style {self.style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
-        return self
 
     @field_validator("units", mode="before")
     @classmethod

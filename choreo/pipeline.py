@@ -36,7 +36,7 @@ from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import Settings, get_settings
-from choreo.styles import AUTO, auto_style, resolve_style
+from choreo.styles import AUTO, auto_style
 from choreo.summary import DanceSummary
 from choreo.video import VideoOptions, write_video
 from engines.base import Engine
@@ -57,6 +57,7 @@ __all__ = [
     "generate_motion",
     "load_engine",
     "load_runner",
+    "synth_runner",
     "model_fps",
     "prepare_song",
     "render_song",
@@ -147,6 +148,14 @@ def load_runner(settings: Settings | None = None) -> SingleSongRunner:
     return SingleSongRunner(load_engine(), settings.chunk_frames)
 
 
+def synth_runner(
+    options: RenderOptions, library: PhraseLibrary, settings: Settings | None = None
+) -> SongRunner:
+    """The runner that performs a plan for ``options.synth``: the blend of ``library``'s phrases,
+    or the guided network (:func:`load_runner`)."""
+    return BlendRunner(library) if options.synth == "blend" else load_runner(settings)
+
+
 @dataclass(frozen=True)
 class Choreography:
     """A song's plan and the guide made from it."""
@@ -204,19 +213,20 @@ def generate_motion(
     options: RenderOptions,
     *,
     song_sha256: str,
-    choreography: Choreography | None = None,
+    choreography: Choreography,
 ) -> GeneratedMotion:
     """The raw dance for a song at the model's native frame rate, with its provenance.
 
     Parameters
     ----------
-    runner : runs the song's whole-length model inputs into poses ``[N, 75]``;
-        the command line's runs the song alone, a GPU worker's is its sequence
-        batcher, so its songs share engine calls and still get exactly this dance
+    runner : runs the song's whole-length inputs into poses ``[N, 75]``: the blend
+        (:class:`~choreo.choreography.blend.BlendRunner`), or the guided network, which
+        the command line runs alone and a GPU worker through its sequence batcher, so
+        its songs share engine calls and still get exactly this dance
     features : the song's features at ``runner.spec.native_fps``
     options : the render options (style and seed are used here)
     song_sha256 : SHA-256 of the song file, for the provenance
-    choreography : the plan and guide (:func:`choreograph`), for a synthesizer that performs one
+    choreography : the plan and guide (:func:`choreograph`) the synthesizer performs
 
     Raises
     ------
@@ -228,19 +238,15 @@ def generate_motion(
     spec = runner.spec
     if features.fps != spec.native_fps:
         raise ParameterError(f"features are at {features.fps} fps but the model runs at {spec.native_fps}")
-    if choreography is not None:
-        style = choreography.plan.style
-        inputs = song_inputs(
-            features.features,
-            style=style,
-            seed=options.seed,
-            spec=spec,
-            guide=choreography.guide.poses,
-            junction=choreography.guide.junction,
-        )
-    else:
-        style = resolve_style(options.style, features.tempo_bpm)
-        inputs = song_inputs(features.features, style=style, seed=options.seed, spec=spec)
+    style = choreography.plan.style
+    inputs = song_inputs(
+        features.features,
+        style=style,
+        seed=options.seed,
+        spec=spec,
+        guide=choreography.guide.poses,
+        junction=choreography.guide.junction,
+    )
     poses = runner.run_song(inputs)
     if not np.isfinite(poses).all():
         raise EngineError("the engine produced non-finite poses")
@@ -253,11 +259,10 @@ def generate_motion(
         model_trained=spec.trained,
         synthesizer=options.synth,
         energy=options.energy,
-        library_sha256=choreography.plan.library_sha256 if choreography else "",
+        library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    plan = choreography.plan.to_dict() if choreography else None
-    return GeneratedMotion(motion, provenance, features.timing, plan)
+    return GeneratedMotion(motion, provenance, features.timing, choreography.plan.to_dict())
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
@@ -355,31 +360,27 @@ def render_song(
 ) -> RenderResult:
     """Render one song into dance files in ``out_dir``, named after the song.
 
-    With ``options.synth == "blend"`` (the default) the dance is planned on
-    ``library`` (default: the shipped one), or follows ``plan`` when given,
-    and ``runner`` is ignored; with ``"model"`` the network generates it.
+    The dance is planned on ``library`` (default: the shipped one), or follows
+    ``plan`` when given; ``options.synth`` says who performs it: ``blend`` (the
+    default) joins the phrases, ``model`` runs the guided network with the plan's
+    guide and junction timing on ``runner`` (default: :func:`load_runner`); the blend makes its own.
     """
     settings = settings or get_settings()
     path = Path(path)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    if options.synth == "blend":
-        library = library or shipped_library()
-        runner = BlendRunner(library)
-    else:
-        library = None
-        runner = runner or load_runner(settings)
+    library = library or shipped_library()
+    if options.synth == "blend" or runner is None:
+        runner = synth_runner(options, library, settings)
     timings["load_engine_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
     features = prepare_song(path, fps=runner.spec.native_fps, settings=settings)
     timings["analyze_s"] = time.perf_counter() - start
 
-    choreography = None
-    if library is not None:
-        start = time.perf_counter()
-        choreography = choreograph(features, options, library, plan=plan)
-        timings["plan_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    choreography = choreograph(features, options, library, plan=plan)
+    timings["plan_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
     generated = generate_motion(

@@ -16,7 +16,8 @@ from sheet_checks import figure_above, sheet_panels
 
 from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
-from choreo.motion import joint_positions
+from choreo.motion import Motion, joint_positions
+from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song, synth_runner
 from exporters.bvh import read_bvh_motion
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -224,8 +225,36 @@ def test_bad_choreography_options_exit_2_naming_them(
     assert code == 2 and message in output
 
 
-def test_the_model_synthesizer_still_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, output = _render([str(DEMO_SONG), "-o", str(tmp_path), "--synth", "model"], capsys)
-    assert code == 0, output
-    summary = json.loads((tmp_path / f"{DEMO_SONG.stem}.json").read_text())
-    assert summary["synthesizer"] == "model" and "plan" not in summary
+def test_the_model_performs_the_blends_plan_and_the_summary_says_which_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summaries = {}
+    for synth in ("blend", "model"):
+        out = tmp_path / synth
+        code, output = _render([str(DEMO_SONG), "-o", str(out), "--seed", "3", "--synth", synth], capsys)
+        assert code == 0, output
+        summaries[synth] = json.loads((out / f"{DEMO_SONG.stem}.json").read_text())
+    blend, model = summaries["blend"], summaries["model"]
+    assert blend["synthesizer"] == "blend" and model["synthesizer"] == "model"
+    assert model["plan"] == blend["plan"] and model["plan"]["segments"]
+    assert model["library_sha256"] == blend["library_sha256"]
+    assert model["model_version"] == "2.0.0" and model["model_trained"]
+    name = DEMO_SONG.stem + ".bvh"
+    assert (tmp_path / "model" / name).read_bytes() != (tmp_path / "blend" / name).read_bytes()
+
+
+def test_the_model_stays_near_the_guide_away_from_junctions() -> None:
+    library = shipped_library()
+    features = prepare_song(DEMO_SONG)
+    options = RenderOptions(seed=3, synth="model")
+    choreography = choreograph(features, options, library)
+    generated = generate_motion(
+        synth_runner(options, library), features, options, song_sha256="0" * 64, choreography=choreography
+    )
+    danced = joint_positions(generated.motion)
+    guide = joint_positions(Motion.from_array(choreography.guide.poses.astype(np.float64), fps=features.fps))
+    deviation_m = np.linalg.norm(danced - guide, axis=-1).mean(axis=1)
+    away = choreography.guide.junction.min(axis=1) > 0.5
+    assert away.mean() > 0.5
+    assert deviation_m[away].mean() < 0.03, "the model must perform its guide, not dance its own"
+    assert deviation_m.max() > 0, "the network ran: its dance is not the guide itself"

@@ -13,9 +13,17 @@ import pytest
 from matplotlib.image import imread
 
 from choreo.audio import song_sha256
+from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
 from choreo.errors import ParameterError
-from choreo.pipeline import RenderOptions, finish_motion, generate_motion, load_runner, prepare_song
+from choreo.pipeline import (
+    RenderOptions,
+    choreograph,
+    finish_motion,
+    generate_motion,
+    prepare_song,
+    synth_runner,
+)
 from choreo.video import VideoOptions, write_video
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +36,14 @@ pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg i
 def dance():  # noqa: ANN201 - (motion, song timing)
     options = RenderOptions()
     features = prepare_song(DEMO_SONG)
-    generated = generate_motion(load_runner(), features, options, song_sha256=song_sha256(DEMO_SONG))
+    library = shipped_library()
+    generated = generate_motion(
+        synth_runner(options, library),
+        features,
+        options,
+        song_sha256=song_sha256(DEMO_SONG),
+        choreography=choreograph(features, options, library),
+    )
     return finish_motion(generated, options), generated.song
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from choreo.audio import MusicFeatures
 from choreo.choreography.blend import BlendRunner
 from choreo.choreography.library import LIBRARY_FPS, shipped_library
+from choreo.choreography.plan import Plan
 from choreo.generated import GeneratedMotion
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
@@ -73,11 +74,12 @@ def _live_job(ctx: ServiceContext, job_id: str) -> JobRecord | None:
 
 
 def prepare(ctx: ServiceContext, job_id: str) -> str:
-    """Fetch the song, decode it and store its features (``work/features.npz``).
+    """Fetch the song, decode it, plan the dance and store the features and plan.
 
-    With the blend synthesizer the dance is planned here too, on the CPU: the
-    plan and its guide are the raw dance, stored as ``work/generated.npz``
-    (which holds the plan), and the job goes on to ``finish`` without a GPU stage.
+    Every job is planned here, on the CPU, on the shipped library (``work/plan.json``
+    beside ``work/features.npz``). With the blend synthesizer the plan's guide is the
+    raw dance, stored as ``work/generated.npz``, and the job goes on to ``finish``
+    without a GPU stage; the model's GPU stage performs the stored plan.
     """
     job = _live_job(ctx, job_id)
     if job is None:
@@ -91,9 +93,10 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
         out = Path(tmp) / "features.npz"
         features.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "features.npz"))
+        library = shipped_library()
+        choreography = choreograph(features, options, library)
+        ctx.storage.put_json(_work_key(job_id, "plan.json"), choreography.plan.to_dict())
         if options.synth == "blend":
-            library = shipped_library()
-            choreography = choreograph(features, options, library)
             generated = generate_motion(
                 BlendRunner(library),
                 features,
@@ -109,7 +112,8 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
 
 
 def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
-    """Generate the raw dance with its provenance and the song's timing (``work/generated.npz``).
+    """Perform the stored plan with the network: the raw dance, its provenance and the song's timing
+    (``work/generated.npz``).
 
     A blend job's dance was made in :func:`prepare`; its chain has no generate
     stage, and a stray call leaves it alone.
@@ -123,7 +127,11 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
         features_path = tmp / "features.npz"
         ctx.storage.download_file(_work_key(job_id, "features.npz"), features_path)
         features = MusicFeatures.from_npz(features_path)
-        generated = generate_motion(batcher, features, job.options, song_sha256=job.track_sha256)
+        plan = Plan.from_dict(ctx.storage.get_json(_work_key(job_id, "plan.json")) or {})
+        choreography = choreograph(features, job.options, shipped_library(), plan=plan)
+        generated = generate_motion(
+            batcher, features, job.options, song_sha256=job.track_sha256, choreography=choreography
+        )
         out = tmp / "generated.npz"
         generated.to_npz(out)
         ctx.storage.upload_file(out, _work_key(job_id, "generated.npz"))

@@ -12,7 +12,6 @@ import numpy as np
 from tqdm import tqdm
 
 from choreo.audio import MusicFeatures, song_sha256
-from choreo.choreography.blend import BlendRunner
 from choreo.choreography.library import shipped_library
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
@@ -29,11 +28,11 @@ from choreo.pipeline import (
     choreograph,
     finish_motion,
     generate_motion,
-    load_runner,
     prepare_song,
+    synth_runner,
 )
 from choreo.postprocess.ground import align_floor
-from choreo.styles import AUTO, STYLES, resolve_style
+from choreo.styles import AUTO, STYLES
 from engines.runner import SongRunner
 
 __all__ = ["EVAL_FPS", "register"]
@@ -56,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fps", type=int, default=30, choices=EVAL_FPS, help="rate to score at (default 30)")
     parser.add_argument("--style", default=AUTO, help=f"one of {', '.join((*STYLES, AUTO))}")
     parser.add_argument(
-        "--synth", default="blend", help="blend (library phrases on a plan, the default) or model (the LSTM)"
+        "--synth",
+        default="blend",
+        help="who performs the plan: blend (the default) or model (the guided LSTM)",
     )
     parser.add_argument(
         "--library",
@@ -99,12 +100,8 @@ def run(args: argparse.Namespace) -> int:
         reference = load_reference(args.reference, fps=args.fps) if args.reference else []
         centroids = _centroids(args.style_reference, args.fps) if args.style_reference else None
         pool = MusicPool(_pool_songs(args, reference), lambda song: _features(song, args.fps))
-        args.phrase_library = None
-        if args.synth == "blend":
-            args.phrase_library = shipped_library(args.library)
-            runner: SongRunner = BlendRunner(args.phrase_library)
-        else:
-            runner = load_runner()
+        args.phrase_library = shipped_library(args.library)
+        runner = synth_runner(RenderOptions(synth=args.synth), args.phrase_library)
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2
@@ -159,25 +156,21 @@ def _score_songs(
             beats = pool.beats(song.name)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style, synth=args.synth)
-                choreography = None
-                if args.phrase_library is not None:
-                    choreography = choreograph(features, options, args.phrase_library)
-                    style = choreography.plan.style
-                else:
-                    style = resolve_style(args.style, features.tempo_bpm)
+                choreography = choreograph(features, options, args.phrase_library)
+                plan = choreography.plan
+                style = plan.style
                 generated = generate_motion(
                     runner, features, options, song_sha256=sha256, choreography=choreography
                 )
                 dance = finish_motion(generated, options)
                 scores = score_motion(dance, beats)
-                plan = choreography.plan if choreography is not None else None
-                spans = [SourceSpan(s.clip, *s.source_span_s) for s in plan.segments] if plan else None
+                spans = [SourceSpan(s.clip, *s.source_span_s) for s in plan.segments]
                 context = pool.context(
                     song.name,
                     duration_s=dance.duration_s,
                     style=style,
                     centroids=centroids,
-                    junction_times_s=plan.junctions_s if plan else None,
+                    junction_times_s=plan.junctions_s,
                     source_spans=spans,
                 )
                 measures = score_in_context(joint_positions(dance), context, fps=dance.fps)
@@ -194,7 +187,7 @@ def _score_songs(
                         style=style,
                         beat_align_by_fps=by_fps,
                         context=measures,
-                        plan_phrases=tuple(s.phrase for s in plan.segments) if plan else None,
+                        plan_phrases=tuple(s.phrase for s in plan.segments),
                     )
                 )
         except ChoreoError as exc:

@@ -44,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"how big the moves are: {', '.join(ENERGY_LEVELS)} (follows the music)",
     )
     parser.add_argument(
-        "--synth", default="blend", help=f"{' or '.join(SYNTHS)}: library phrases on a plan, or the LSTM"
+        "--synth",
+        default="blend",
+        help=f"{' or '.join(SYNTHS)}: who performs the plan (joined phrases, or the guided LSTM)",
     )
     parser.add_argument(
         "--library", type=Path, default=None, metavar="FILE", help="phrase library (default: the shipped one)"
@@ -99,24 +101,20 @@ def run(args: argparse.Namespace) -> int:
             energy=args.energy,
             synth=args.synth,
         )
-        library = plan = runner = None
-        if options.synth == "blend":
-            from choreo.choreography.library import shipped_library
-            from choreo.choreography.plan import read_plan
+        from choreo.choreography.library import shipped_library
+        from choreo.choreography.plan import read_plan
 
-            library = shipped_library(args.library)
-            if options.style != AUTO:
-                library.style_index(options.style)
-            if args.plan is not None:
-                if len(args.songs) != 1:
-                    raise ParameterError(
-                        f"--plan {args.plan} is one song's plan; give one song, not {len(args.songs)}"
-                    )
-                plan = read_plan(args.plan)
-        elif args.plan is not None or args.library is not None:
-            raise ParameterError("--plan and --library need --synth blend")
-        else:
-            runner = load_runner()
+        library = shipped_library(args.library)
+        if options.style != AUTO:
+            library.style_index(options.style)
+        plan = None
+        if args.plan is not None:
+            if len(args.songs) != 1:
+                raise ParameterError(
+                    f"--plan {args.plan} is one song's plan; give one song, not {len(args.songs)}"
+                )
+            plan = read_plan(args.plan)
+        runner = load_runner() if options.synth == "model" else None
     except ChoreoError as exc:
         print(f"choreo render: {exc}", file=sys.stderr)
         return 2

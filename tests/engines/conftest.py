@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine_testkit import BACKEND_FACTORIES, SHIPPED_MODEL, backend_skip_reason
+from engine_testkit import BACKEND_FACTORIES, STYLED_MODEL, backend_skip_reason
 from tiny_engine_model import build_tiny_model
 
 
@@ -18,9 +18,9 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def model_path(request: pytest.FixtureRequest, tiny_model: Path) -> Path:
     if request.param == "tiny":
         return tiny_model
-    if not SHIPPED_MODEL.is_file():
-        pytest.skip(f"shipped model not exported yet: {SHIPPED_MODEL}")
-    return SHIPPED_MODEL
+    if not STYLED_MODEL.is_file():
+        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
+    return STYLED_MODEL
 
 
 @pytest.fixture(scope="session", params=list(BACKEND_FACTORIES))

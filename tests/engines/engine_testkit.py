@@ -13,7 +13,9 @@ from engines.base import ModelSpec
 
 __all__ = ["BACKEND_FACTORIES", "backend_skip_reason", "make_inputs", "to_numpy_state"]
 
-SHIPPED_MODEL = Path(__file__).resolve().parents[2] / "choreo" / "models" / "choreo-lstm.onnx"
+# The engine contract is checked on the earlier styled LSTM (music, style, latent in; trained,
+# self-contained), kept as a fixture only: the shipped guided model has the same contract.
+STYLED_MODEL = Path(__file__).resolve().parents[2] / "tests" / "data" / "styled-lstm.onnx"
 
 
 def make_inputs(spec: ModelSpec, batch: int, frames: int, rng: np.random.Generator) -> dict[str, np.ndarray]:

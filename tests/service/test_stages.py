@@ -81,6 +81,7 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: 
     assert sorted(ctx.storage.list_keys(f"jobs/{job.id}/work/")) == [
         f"jobs/{job.id}/work/features.npz",
         f"jobs/{job.id}/work/generated.npz",
+        f"jobs/{job.id}/work/plan.json",
     ]
     assert set(done.artifacts) == {"bvh", "json", "png"}
     assert steps.finish(ctx, job.id) == (steps.SKIPPED, None)
@@ -100,15 +101,19 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
         assert steps.prepare(stack.ctx, job.id) == "prepared"
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         assert list(pool.map(lambda j: steps.generate(stack.ctx, j.id, batcher), jobs)) == ["generated"] * 3
-    runner = load_runner()
+    runner, library = load_runner(), shipped_library()
     for job in jobs:
         features = _features(stack, job.id)
-        alone = generate_motion(runner, features, job.options, song_sha256=job.track_sha256)
+        choreography = choreograph(features, job.options, library)
+        alone = generate_motion(
+            runner, features, job.options, song_sha256=job.track_sha256, choreography=choreography
+        )
         stored = stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")
         batched = GeneratedMotion.from_npz(io.BytesIO(stored))
         # ONNX Runtime: the same chunks give the same engine calls, so the same bytes.
         np.testing.assert_array_equal(batched.motion.to_array(), alone.motion.to_array())
-        assert batched.provenance == alone.provenance
+        assert batched.provenance == alone.provenance and batched.provenance.synthesizer == "model"
+        assert batched.plan == alone.plan == stack.ctx.storage.get_json(f"jobs/{job.id}/work/plan.json")
         assert batched.provenance.style != "auto" and batched.provenance.model_trained == runner.spec.trained
 
 
