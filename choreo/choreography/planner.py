@@ -57,6 +57,9 @@ REUSE_BARS = 16
 _BEAM = 6
 _KEEP_PER_SPAN = 6
 _OPENING_STARTS = 48
+_FRESH = 8
+PHRASE_BEATS_BY_METER = {4: (2, 4, 8), 3: (3, 6)}
+"""Phrase lengths that fit a bar of each meter at beat ratios 1, 2 and 1/2."""
 _RELAXED_STRETCH = (0.5, 2.0)
 
 
@@ -191,7 +194,9 @@ class _Search:
         self.n_secs = int(self.sec1.max()) + 1
         self.nodes: list[tuple] = [()]
         lengths = np.array(PHRASE_BEATS)
-        fits = (2, 4, 8) if beats_per_bar == 4 else (3, 6)
+        self.meter = beats_per_bar
+        fits = PHRASE_BEATS_BY_METER[beats_per_bar]
+        self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
         self.meter_columns = np.nonzero(np.isin(lengths, fits))[0]
         self.all_columns = np.arange(lengths.size)
         self.limit_m = weights.area_half_m - weights.area_margin_m
@@ -221,6 +226,36 @@ class _Search:
         repeat = np.zeros(phrases.shape, dtype=bool)
         return phrases, tc, repeat
 
+    def fresh(
+        self, beam: _Beam | None, bar: int, style: int, steady: bool
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """A few seeded phrases of the style that fit this bar's tempo, whatever their transition cost.
+
+        The transition table offers the smoothest continuations; when none of them fits the tempo,
+        or all were danced recently, these keep the dance from looping one phrase.
+        """
+        if beam is None:
+            return None
+        lib = self.lib
+        durations = [
+            self.bars.points[bar][j - 1][-1] - self.bars.points[bar][j - 1][0]
+            for j in (1, 2)
+            if self.bars.points[bar][j - 1] is not None and bar + j <= self.bars.n_bars
+        ]
+        pool = self.style_phrases[style]
+        duration = lib.phrase_duration_s[pool]
+        fits = np.zeros(pool.size, dtype=bool)
+        for d in durations:
+            fits |= (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
+        if steady:
+            fits &= np.isin(lib.phrase_beats[pool], PHRASE_BEATS_BY_METER[self.meter])
+        pool = pool[fits]
+        if pool.size == 0:
+            return None
+        chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False)
+        phrases = np.broadcast_to(chosen, (beam.key.size, chosen.size))
+        return phrases, lib.transition_cost(beam.key, lib.phrase_key[chosen]).astype(np.float64)
+
     def repeats(self, beam: _Beam, bar: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The phrases the first occurrence of a repeated section danced at this bar, and their mirrors."""
         origin = int(self.bars.repeat_of[bar])
@@ -244,6 +279,11 @@ class _Search:
         lib, w, bars = self.lib, self.w, self.bars
         steady_here = bool(bars.steady[bar]) and not relaxed
         phrases, tc, repeat = self.candidates(beam, style, steady_here)
+        fresh = self.fresh(beam, bar, style, steady_here)
+        if fresh is not None:
+            phrases = np.concatenate([phrases, fresh[0]], axis=1)
+            tc = np.concatenate([tc, fresh[1]], axis=1)
+            repeat = np.concatenate([repeat, np.zeros(fresh[0].shape, dtype=bool)], axis=1)
         if beam is not None:
             extra = self.repeats(beam, bar)
             if extra is not None:
