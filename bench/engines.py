@@ -305,12 +305,14 @@ def bench_ceiling(batch: int = 256, frames: int = 128, hidden: int = 512) -> dic
 def make_reference(path: Path, model: Path, songs_dir: Path, count: int, cache_dir: Path) -> None:
     """Save real songs' inputs and their ONNX Runtime fp32 poses, for accuracy checks elsewhere."""
     from choreo.enginetools.calibration import read_manifest, select_calibration_songs
-    from choreo.enginetools.precision_files import song_model_inputs
+    from choreo.enginetools.precision_files import calibration_styles, song_model_inputs
     from engines.onnxruntime_engine import OnnxRuntimeEngine
     from engines.runner import SingleSongRunner
 
     reference = OnnxRuntimeEngine(model, threads=2)
-    songs = select_calibration_songs(read_manifest(songs_dir), reference.spec.styles, count=count, seed=1)
+    songs = select_calibration_songs(
+        read_manifest(songs_dir), calibration_styles(reference.spec), count=count, seed=1
+    )
     arrays: dict[str, np.ndarray] = {}
     for i, song in enumerate(songs):
         inputs = song_model_inputs(song, reference.spec, cache_dir)

@@ -160,6 +160,7 @@ def _tensorrt_candidates(
 
 def _selfcheck(args: argparse.Namespace) -> int:
     from choreo.enginetools.calibration import read_manifest, select_calibration_songs
+    from choreo.enginetools.precision_files import calibration_styles
     from choreo.enginetools.selfcheck import selfcheck
     from engines.onnxruntime_engine import OnnxRuntimeEngine
     from engines.registry import BACKENDS
@@ -169,9 +170,11 @@ def _selfcheck(args: argparse.Namespace) -> int:
         model = settings.model_path
         spec = OnnxRuntimeEngine(model, threads=1).spec
         if args.songs is None:
-            songs = [_demo_song(settings, spec.styles, spec.native_fps)]
+            songs = [_demo_song(settings, calibration_styles(spec), spec.native_fps)]
         else:
-            songs = select_calibration_songs(read_manifest(args.songs), spec.styles, count=args.count, seed=1)
+            songs = select_calibration_songs(
+                read_manifest(args.songs), calibration_styles(spec), count=args.count, seed=1
+            )
         print(f"checking against ONNX Runtime fp32: {', '.join(s.path.name for s in songs)}")
         precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
         skipped: dict[str, str] = {}

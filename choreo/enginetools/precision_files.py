@@ -70,11 +70,40 @@ def song_features(path: Path, fps: int, cache_dir: Path) -> np.ndarray:
 
 
 def song_model_inputs(song: CalibrationSong, spec: ModelSpec, cache_dir: Path) -> dict[str, np.ndarray]:
-    """A song's per-frame model inputs, as the render pipeline builds them."""
+    """A song's per-frame model inputs, as the render pipeline builds them.
+
+    A model that performs a plan gets the song planned on the shipped library in the song's
+    style, with the guide and junction timing that plan gives, as ``choreo render`` feeds it.
+    """
     from choreo.generate import song_inputs
 
-    features = song_features(song.path, spec.native_fps, cache_dir)
-    return song_inputs(features, style=song.style, seed=song.seed, spec=spec)
+    analysis = song_analysis(song.path, spec.native_fps, cache_dir)
+    if "guide" not in spec.input_widths:
+        return song_inputs(analysis.features, style=song.style, seed=song.seed, spec=spec)
+    from choreo.choreography.library import shipped_library
+    from choreo.options import RenderOptions
+    from choreo.pipeline import choreograph
+
+    options = RenderOptions(style=song.style, seed=song.seed)
+    guide = choreograph(analysis, options, shipped_library()).guide
+    return song_inputs(
+        analysis.features,
+        style=song.style,
+        seed=song.seed,
+        spec=spec,
+        guide=guide.poses,
+        junction=guide.junction,
+    )
+
+
+def calibration_styles(spec: ModelSpec) -> tuple[str, ...]:
+    """The styles to spread calibration songs over: the model's own, or the shipped library's for a
+    model that performs a plan (it has no style input; the plan carries the style)."""
+    if spec.styles:
+        return spec.styles
+    from choreo.choreography.library import shipped_library
+
+    return shipped_library().styles
 
 
 def prepare_precision_model(
@@ -98,7 +127,7 @@ def prepare_precision_model(
 
             reference = OnnxRuntimeEngine(model_path, threads=settings.threads)
             candidates = read_manifest(settings.calibration_dir)
-            songs = select_calibration_songs(candidates, reference.spec.styles, count=count)
+            songs = select_calibration_songs(candidates, calibration_styles(reference.spec), count=count)
             chunks = calibration_chunks(
                 songs, reference, lambda song, spec: song_model_inputs(song, spec, settings.cache_dir)
             )

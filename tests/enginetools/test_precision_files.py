@@ -16,6 +16,7 @@ from engines.settings import EngineSettings
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
 STYLED_MODEL = REPO_ROOT / "tests" / "data" / "styled-lstm.onnx"  # see tests/engines/engine_testkit.py
+GUIDED_MODEL = REPO_ROOT / "choreo" / "models" / "choreo-guided.onnx"  # the shipped model, performs a plan
 
 
 def _calibration_dir(folder: Path) -> Path:
@@ -39,19 +40,18 @@ def test_fp32_is_the_model_and_fp16_is_converted_once(tiny_model: Path, tmp_path
     assert path.stat().st_mtime_ns == stamp, "a cached conversion was made again"
 
 
-def test_int8_is_found_only_after_the_tools_calibrated_it(tmp_path: Path) -> None:
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
+@pytest.mark.parametrize("model", [STYLED_MODEL, GUIDED_MODEL], ids=["styled", "guided"])
+def test_int8_is_found_only_after_the_tools_calibrated_it(model: Path, tmp_path: Path) -> None:
     settings = EngineSettings(
         cache_dir=tmp_path / "cache", calibration_dir=_calibration_dir(tmp_path / "songs")
     )
     with pytest.raises(EngineError, match=r"run `choreo engines build --precision int8` first"):
-        precision_model(STYLED_MODEL, "int8", settings)
-    path, sha = prepare_precision_model(STYLED_MODEL, "int8", settings, count=1)
-    assert path.name.startswith(file_sha256(STYLED_MODEL)[:16] + "-int8-")
+        precision_model(model, "int8", settings)
+    path, sha = prepare_precision_model(model, "int8", settings, count=1)
+    assert path.name.startswith(file_sha256(model)[:16] + "-int8-")
     ops = {node.op_type for node in onnx.load(str(path)).graph.node}
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
-    assert precision_model(STYLED_MODEL, "int8", settings) == (path, sha)  # what a worker loads
+    assert precision_model(model, "int8", settings) == (path, sha)  # what a worker loads
 
 
 def test_bad_precision_requests_say_why(tiny_model: Path, tmp_path: Path) -> None:
