@@ -107,10 +107,15 @@ class FaultStack:
         return shas
 
     def submit(self, n: int) -> list[str]:
-        """Upload ``n`` new songs and submit them as one album with a callback; returns the job ids."""
+        """Upload ``n`` new songs and submit them as one album with a callback; returns the job ids.
+
+        The jobs use the network synthesizer, so that each has all three stages (a blend job has
+        no GPU stage) and a fault can land in any of them.
+        """
         shas = self.upload(n)
+        body = {"tracks": shas, "callback_url": self.callback_url, "options": {"synth": "model"}}
         with self.client() as client:
-            answer = client.post("/v1/jobs", json={"tracks": shas, "callback_url": self.callback_url})
+            answer = client.post("/v1/jobs", json=body)
             assert answer.status_code == 202, answer.text
         return [j["id"] for j in answer.json()["jobs"]]
 
