@@ -1,4 +1,4 @@
-"""Issue 11's evaluation: the blend synthesizer and today's model beside the retimed held-out mocap.
+"""Issue 11's evaluation: the blend and the model synthesizer (same plans) beside the held-out mocap.
 
 Usage::
 
@@ -68,7 +68,7 @@ def run_eval(
         str(args.data / "train.npz"),
     ]
     command += ["--music-dir", str(args.music), "--json", str(json_path)]
-    if synth == "blend" and args.library is not None:
+    if args.library is not None:  # both synthesizers perform a plan on the library
         command += ["--library", str(args.library)]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
