@@ -30,5 +30,26 @@ def test_styles_verb_lists_every_style_and_auto(capsys: pytest.CaptureFixture[st
 
     assert main(["styles"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[: len(STYLES)] == list(STYLES)
+    assert [line.split(" ")[0] for line in lines[: len(STYLES)]] == list(STYLES)
+    assert lines[STYLES.index("salsa")] == "salsa"
+    assert lines[STYLES.index("whirl")] == (
+        "whirl (style 'whirl' is deprecated: too little data to plan from, merged into 'salsa')"
+    )
     assert lines[-1].startswith("auto (by tempo: modern 0-96 BPM")
+
+
+def test_options_route_marks_whirl_deprecated() -> None:
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from api.routes.studio import router
+
+    app = FastAPI()
+    app.include_router(router)
+    fields = {f["name"]: f for f in TestClient(app).get("/v1/options").json()["fields"]}
+    style = fields["style"]
+    assert "whirl" in style["choices"]
+    note = "style 'whirl' is deprecated: too little data to plan from, merged into 'salsa'"
+    assert style["notes"] == {"whirl": note}
+    assert "Style 'whirl' is deprecated" in style["description"]
+    assert fields["fps"]["notes"] == {}

@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from api.deps import Ctx, OwnedJob
 from api.errors import ApiError
 from choreo.choreography import ENERGY_LEVELS, SYNTHS
+from choreo.choreography.library import merged_style_note, shipped_merged_styles
 from choreo.choreography.plan import Plan
 from choreo.errors import ParameterError
 from choreo.options import RIGS, SUPPORTED_FPS
@@ -58,6 +59,9 @@ class OptionField(BaseModel):
     minimum: float | None = None
     maximum: float | None = None
     description: str = ""
+    notes: dict[str, str] = Field(
+        default_factory=dict, description="Notes on some choices, by choice: a deprecated style says so."
+    )
 
 
 class OptionList(BaseModel):
@@ -96,7 +100,20 @@ def job_options() -> OptionList:
     schema = JobOptions.model_json_schema()
     defs = schema.get("$defs", {})
     defaults = JobOptions().model_dump(mode="json")
-    return OptionList(fields=[_field(n, s, defs, defaults.get(n)) for n, s in schema["properties"].items()])
+    fields = [_field(n, s, defs, defaults.get(n)) for n, s in schema["properties"].items()]
+    for field in fields:
+        if field.name == "style":
+            _note_deprecated_styles(field)
+    return OptionList(fields=fields)
+
+
+def _note_deprecated_styles(field: OptionField) -> None:
+    """Mark the styles the shipped library merged away, in the field's notes and its description."""
+    merged = shipped_merged_styles()
+    field.notes = {s: merged_style_note(s, merged[s]) for s in field.choices or [] if s in merged}
+    if field.notes:
+        notes = (f"{note.capitalize()}." for note in field.notes.values())
+        field.description = " ".join([field.description, *notes])
 
 
 class Phrase(BaseModel):

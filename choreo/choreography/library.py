@@ -46,8 +46,10 @@ __all__ = [
     "PhraseLibrary",
     "build_library",
     "load_library",
+    "merged_style_note",
     "shipped_library",
     "shipped_library_sha256",
+    "shipped_merged_styles",
 ]
 
 LIBRARY_FPS = 30
@@ -342,6 +344,22 @@ def shipped_library(path: Path | None = None) -> PhraseLibrary:
     if not path.exists():
         raise ParameterError(f"{path}: no phrase library there (build one with `choreo library build`)")
     return _cached(str(path.resolve()), path.stat().st_mtime)
+
+
+@lru_cache(maxsize=1)
+def shipped_merged_styles() -> dict[str, str]:
+    """The shipped library's merged styles (deprecated name -> the style that dances it).
+
+    Read from the file's metadata alone (milliseconds), so that listing the
+    styles does not load the frames.
+    """
+    with np.load(SHIPPED_LIBRARY, allow_pickle=False) as npz:
+        return dict(json.loads(str(npz["meta"]))["merged_styles"])
+
+
+def merged_style_note(style: str, into: str) -> str:
+    """The deprecation note for ``style``, which the library merged into ``into``."""
+    return f"style {style!r} is deprecated: too little data to plan from, merged into {into!r}"
 
 
 @lru_cache(maxsize=1)

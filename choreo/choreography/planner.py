@@ -38,7 +38,7 @@ import numpy as np
 
 from choreo.audio.structure import MusicStructure
 from choreo.choreography import ENERGY_LEVELS
-from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, merged_style_note
 from choreo.choreography.phrases import PHRASE_BEATS
 from choreo.choreography.plan import Plan, Segment
 from choreo.errors import ParameterError
@@ -482,10 +482,7 @@ def _to_plan(
     segments = []
     notes = []
     if style in library.merged_styles:
-        notes.append(
-            f"style {style!r} is deprecated: too little data to plan from, merged into "
-            f"{library.merged_styles[style]!r}"
-        )
+        notes.append(merged_style_note(style, library.merged_styles[style]))
     start_index = {}
     first, last = library.phrase_frames
     for i, (bar, p, n_bars, ratio, stretch, repeat) in enumerate(chosen):

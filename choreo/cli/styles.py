@@ -1,9 +1,10 @@
-"""``choreo styles``: the dance styles the model knows, and how ``auto`` chooses."""
+"""``choreo styles``: the dance styles the model knows, which are deprecated, and how ``auto`` chooses."""
 
 from __future__ import annotations
 
 import argparse
 
+from choreo.choreography.library import merged_style_note, shipped_merged_styles
 from choreo.styles import STYLES, auto_style_bands
 
 __all__ = ["register"]
@@ -16,9 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print one style a line, then the tempo bands ``auto`` uses."""
+    """Print one style a line (a deprecated one with its note), then the tempo bands ``auto`` uses."""
+    merged = shipped_merged_styles()
     for style in STYLES:
-        print(style)
+        print(f"{style} ({merged_style_note(style, merged[style])})" if style in merged else style)
     lower = 0.0
     bands = []
     for upper, style in auto_style_bands():
