@@ -11,16 +11,23 @@ or ``X`` itself so that a junction need not be a jump) and after ``j`` is
 ``X``. Before the junction the network is fed the guide as its own past (it
 "has danced" the perturbed phrase); from ``j`` it runs on its own output.
 
+With ``halflife_s`` the guide after the junction is what the blend
+synthesizer's guide is there: ``X`` plus the junction's offset in pose and
+velocity decaying like :func:`choreo.choreography.inertialize.decay` (on the
+6D rotations, the height and the root), so that the network learns on the
+guides it is given at generation time; without it the guide jumps to ``X``.
+
 The reconstruction loss is only against the real motion ``X`` after the
 junction, never against the other phrase, so the network cannot learn to
 ignore its guide. Positions are weighted in over ``ramp_frames`` after the
-junction while velocities and accelerations count from the first frame, so
-the right answer is a smooth transition from the perturbed past into ``X``.
+junction while velocities, accelerations and jerks count from the first frame,
+so the right answer is a smooth transition from the perturbed past into ``X``.
 Needs torch.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,12 +88,14 @@ def make_junctions(
     ramp_frames: int,
     start_prob: float,
     fps: int,
+    halflife_s: float | None = None,
 ) -> JunctionWindows:
     """Make one junction per window of real motion ``feats [B, W, P]``, ``root [B, W, 2]``.
 
     Each window draws its junction frame in ``junction_range`` and a mode from
     :data:`MODES`; with ``start_prob`` the window is a dance's start instead
-    (junction at frame 0, the zero state as the past).
+    (junction at frame 0, the zero state as the past). With ``halflife_s`` the
+    guide after the junction is inertialized from the past (the module docstring).
     """
     batch, window = feats.shape[:2]
     device = feats.device
@@ -121,8 +130,11 @@ def make_junctions(
     past_root = past_root + shift[:, None]
 
     before = torch.from_numpy(t[None] < j[:, None]).to(device)
-    guide_feats = torch.where(before[..., None], past, feats)
-    guide_xz = torch.where(before[..., None], past_root, root)
+    after_feats, after_root = feats, root
+    if halflife_s is not None:
+        after_feats, after_root = _inertialized(feats, root, past, past_root, j, fps, halflife_s)
+    guide_feats = torch.where(before[..., None], past, after_feats)
+    guide_xz = torch.where(before[..., None], past_root, after_root)
     guide = net.guide_features(guide_feats[..., :GUIDE_FEATURES])
     teacher = torch.cat([guide[:, :1], guide[:, :-1]], dim=1)
     if at_start.any():
@@ -139,7 +151,6 @@ def make_junctions(
     after_frames = torch.from_numpy(t[None] - j[:, None]).to(device)
     after = after_frames >= 0
     weight = torch.clamp((after_frames + 1).float() / ramp_frames, 0.0, 1.0) ** 2 * after
-    two_before = torch.from_numpy(np.stack([np.maximum(j - 2, 0), np.maximum(j - 1, 0)], 1)).to(device)
     return JunctionWindows(
         target_feats=feats,
         target_root=root,
@@ -149,8 +160,8 @@ def make_junctions(
         junction=junction,
         weight=weight,
         after=after,
-        past_feats=guide_feats[rows[:, None], two_before],
-        past_root=guide_xz[rows[:, None], two_before],
+        past_feats=guide_feats,
+        past_root=guide_xz,
         first=torch.from_numpy(j).to(device),
     )
 
@@ -162,19 +173,17 @@ def inertialization_losses(
 
     ``feat``: L1 on normalised 6D and height; ``pos``: L1 on root-relative joint
     positions (m); ``root``: L1 on the root's floor position (m), all ramped in
-    after the junction; ``vel`` and ``acc``: L1 on world joint velocity (m/s) and
-    acceleration (m/s^2) from the junction on, the frames before it being the
-    guide's past; ``skate``: foot speed (m/s) where the real foot is planted.
-    ``dev_cm``: mean joint distance (cm) from the real motion once the ramp is
-    done (a report, not a loss term).
+    after the junction; ``vel``, ``acc`` and ``jerk``: L1 on world joint velocity
+    (m/s), acceleration (m/s^2) and jerk (m/s^3) from the junction on, of the
+    motion as shown (the guide's past before the junction, the output from it);
+    ``skate``: foot speed (m/s) where the real foot is planted. ``dev_cm``: mean
+    joint distance (cm) from the real motion once the ramp is done (a report,
+    not a loss term).
     """
     feats = net.denormalise(z)
     joints = world_joints(fk, feats, root)
     gt_joints = world_joints(fk, w.target_feats, w.target_root)
     past_joints = world_joints(fk, w.past_feats, w.past_root)
-    rows = torch.arange(z.shape[0], device=z.device)
-    # Each window's displayed sequence: the guide's two frames before its junction, then the output.
-    seq = torch.cat([past_joints, joints], dim=1)
     gt_z = (w.target_feats - net.pose_mean) / net.pose_std
     weight = w.weight
     wsum = weight.sum().clamp_min(1.0)
@@ -183,28 +192,16 @@ def inertialization_losses(
     feat = ((z - gt_z)[..., :GUIDE_FEATURES].abs().mean(-1) * weight).sum() / wsum
     pos = ((rel - gt_rel).abs().mean(dim=(-1, -2)) * weight).sum() / wsum
     root_err = ((root - w.target_root).abs().mean(-1) * weight).sum() / wsum
-    # Velocity and acceleration at and after the junction, with the past frames in front of frame j.
+    shown = torch.where(w.after[..., None, None], joints, past_joints)
     frames = z.shape[1]
-    t = torch.arange(frames, device=z.device)[None] - w.first[:, None]
-    displayed = joints
-    prev1 = torch.where(
-        (t == 0)[..., None, None], seq[rows, 1][:, None].expand_as(displayed), _shift(displayed, 1)
-    )
-    prev2 = torch.where(
-        (t == 0)[..., None, None],
-        seq[rows, 0][:, None].expand_as(displayed),
-        torch.where(
-            (t == 1)[..., None, None], seq[rows, 1][:, None].expand_as(displayed), _shift(displayed, 2)
-        ),
-    )
-    vel = (displayed - prev1) * fps
-    acc = (displayed - 2 * prev1 + prev2) * fps * fps
-    gt_vel = (gt_joints - _shift(gt_joints, 1)) * fps
-    gt_acc = (gt_joints - 2 * _shift(gt_joints, 1) + _shift(gt_joints, 2)) * fps * fps
-    after = w.after & (torch.arange(frames, device=z.device)[None] >= 2)
-    asum = after.sum().clamp_min(1)
-    vel_err = ((vel - gt_vel).abs().mean(dim=(-1, -2)) * after).sum() / asum
-    acc_err = ((acc - gt_acc).abs().mean(dim=(-1, -2)) * after).sum() / asum
+    # each difference needs its frames from the window: velocity from frame 1, jerk from frame 3
+    counted = w.after & (torch.arange(frames, device=z.device)[None] >= 3)
+    csum = counted.sum().clamp_min(1)
+    errors = {}
+    for name, order in (("vel", 1), ("acc", 2), ("jerk", 3)):
+        diff = (_difference(shown, order) - _difference(gt_joints, order)) * fps**order
+        errors[name] = (diff.abs().mean(dim=(-1, -2)) * counted).sum() / csum
+    vel = _difference(shown, 1) * fps
     contact = contact_mask(gt_joints) * weight[..., None]
     foot_speed = vel[..., FOOT_JOINTS, :][..., [0, 2]].norm(dim=-1)
     skate = (foot_speed * contact).sum() / contact.sum().clamp_min(1.0)
@@ -215,11 +212,54 @@ def inertialization_losses(
         "feat": feat,
         "pos": pos,
         "root": root_err,
-        "vel": vel_err,
-        "acc": acc_err,
+        "vel": errors["vel"],
+        "acc": errors["acc"],
+        "jerk": errors["jerk"],
         "skate": skate,
         "dev_cm": dev_cm,
     }
+
+
+def _difference(x: torch.Tensor, order: int) -> torch.Tensor:
+    """The ``order``-th backward difference along axis 1, the first frames repeated (per frame, not per s)."""
+    for _ in range(order):
+        x = x - _shift(x, 1)
+    return x
+
+
+def _inertialized(
+    feats: torch.Tensor,
+    root: torch.Tensor,
+    past: torch.Tensor,
+    past_root: torch.Tensor,
+    j: np.ndarray,
+    fps: int,
+    halflife_s: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``feats``/``root`` with the offset from ``past`` at each window's junction ``j`` decaying after it.
+
+    As the blend's guide: the offset between where the past is going (its frame
+    at ``j``) and ``X`` at ``j``, and between their velocities, decay by a
+    critically damped spring of ``halflife_s``. Frames before ``j`` are unchanged.
+    """
+    batch, window = feats.shape[:2]
+    device = feats.device
+    rows = torch.arange(batch, device=device)
+    at = torch.from_numpy(j).to(device)
+    prev = torch.clamp(at - 1, min=0)
+    nxt = torch.clamp(at + 1, max=window - 1)
+    shown = torch.cat([feats[..., :GUIDE_FEATURES], root], dim=-1)
+    was = torch.cat([past[..., :GUIDE_FEATURES], past_root], dim=-1)
+    x0 = was[rows, at] - shown[rows, at]
+    v0 = (was[rows, at] - was[rows, prev]) * fps - (shown[rows, nxt] - shown[rows, at]) * fps
+    t_s = (torch.arange(window, device=device)[None] - at[:, None]).clamp_min(0).float() / fps
+    y = 2.0 * math.log(2.0) / halflife_s
+    t = t_s[..., None]
+    offset = torch.exp(-y * t) * (x0[:, None] + (v0[:, None] + x0[:, None] * y) * t)
+    moved = shown + offset
+    out = feats.clone()
+    out[..., :GUIDE_FEATURES] = moved[..., :GUIDE_FEATURES]
+    return out, moved[..., GUIDE_FEATURES:]
 
 
 def _shift(x: torch.Tensor, k: int) -> torch.Tensor:

@@ -55,10 +55,12 @@ class TrainConfig:
     ``init_from``: a checkpoint whose network (and posterior) weights start the run.
     ``compile_step``: on a GPU, compile the one-frame step with ``torch.compile``
     (falls back to eager execution if compiling fails).
-    ``junction_min``/``junction_max``/``ramp_frames``/``correction_std_m``/``w_acc``:
+    ``junction_min``/``junction_max``/``ramp_frames``/``correction_std_m``/``w_acc``/``w_jerk``:
     the guided model's made junctions (frame range in the window), how many frames
     after a junction its positions are weighted in over, the scale of its root
-    correction, and the weight of its acceleration loss.
+    correction, and the weights of its acceleration and jerk losses.
+    ``junction_halflife_s``: if set, the guide after a made junction is inertialized
+    from the past with this half-life, as the blend's guide is (else it jumps).
     ``time_budget_s``: if set, the number of steps is fitted to this budget after
     timing steps 10 to 40 (the fitted number is what the saved config records,
     so a rerun with that config repeats the run).
@@ -96,6 +98,8 @@ class TrainConfig:
     ramp_frames: int = 10
     correction_std_m: float = 0.02
     w_acc: float = 0.02
+    w_jerk: float = 0.0
+    junction_halflife_s: float | None = None
     time_budget_s: float | None = None
     device: str = "auto"
     compile_step: bool = True
@@ -432,6 +436,7 @@ class _GuidedRun(_Run):
             ramp_frames=cfg.ramp_frames,
             start_prob=cfg.seq_start_prob,
             fps=cfg.model.native_fps,
+            halflife_s=cfg.junction_halflife_s,
         )
         music = b["music"] + music_noise * torch.randn_like(b["music"]) * self.net.music_std
         batch, frames = music.shape[:2]
@@ -452,6 +457,7 @@ class _GuidedRun(_Run):
             + c.w_root * parts["root"]
             + c.w_vel * parts["vel"]
             + c.w_acc * parts["acc"]
+            + c.w_jerk * parts["jerk"]
             + c.w_skate * parts["skate"]
         )
 

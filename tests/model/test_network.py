@@ -224,7 +224,12 @@ def test_guided_training_is_seeded_resumable_learns_and_exports(tmp_path) -> Non
 
     splits = (random_split(0, n_sequences=3, min_frames=80, max_frames=100), random_split(1, 2, 80, 100))
     cfg = dataclasses.replace(
-        _tiny_config(6), window=64, junction_min=8, junction_max=20, lr=3e-3, model=GUIDED
+        _tiny_config(6),
+        window=64,
+        junction_min=8,
+        junction_max=20,
+        lr=3e-3,
+        model=GUIDED,
     )
     a = train(tmp_path / "x", tmp_path / "a", cfg, progress=False, splits=splits)
     train(tmp_path / "x", tmp_path / "c", cfg, progress=False, splits=splits, stop_at_step=3)
@@ -236,6 +241,58 @@ def test_guided_training_is_seeded_resumable_learns_and_exports(tmp_path) -> Non
     rows = [json.loads(line) for line in (tmp_path / "a" / "log.jsonl").read_text().splitlines()]
     evals = [r for r in rows if "val_vel" in r]
     assert evals[-1]["val_vel"] < evals[0]["val_vel"], "the velocity error across the junctions must fall"
-    assert {"val_vel", "val_acc", "val_dev_cm"} <= set(a["final_eval"])
+    assert {"val_vel", "val_acc", "val_jerk", "val_dev_cm"} <= set(a["final_eval"])
     spec = export_run(tmp_path / "a", tmp_path / "a.onnx", version="9.9.9")
     assert spec.input_widths == dict(GUIDED.inputs) and spec.trained
+
+
+def test_guided_training_on_inertialized_junctions_with_a_jerk_loss_counts_it(tmp_path) -> None:
+    """The blend-like junctions and the jerk term change what is learned, and the run records them."""
+    import dataclasses
+
+    splits = (random_split(0, n_sequences=3, min_frames=80, max_frames=100), random_split(1, 2, 80, 100))
+    base = dataclasses.replace(_tiny_config(2), window=64, junction_min=8, junction_max=20, model=GUIDED)
+    plain = train(tmp_path / "x", tmp_path / "plain", base, progress=False, splits=splits)
+    smooth_cfg = dataclasses.replace(base, w_jerk=0.01, junction_halflife_s=0.15)
+    smooth = train(tmp_path / "x", tmp_path / "smooth", smooth_cfg, progress=False, splits=splits)
+    assert smooth["final_eval"]["val_jerk"] != plain["final_eval"]["val_jerk"], "other guides"
+    with np.load(tmp_path / "plain" / "weights.npz") as a, np.load(tmp_path / "smooth" / "weights.npz") as b:
+        assert not np.allclose(a["out_w"], b["out_w"]), "the jerk term and the guides must change the step"
+    saved = json.loads((tmp_path / "smooth" / "config.json").read_text())
+    assert saved["w_jerk"] == 0.01 and saved["junction_halflife_s"] == 0.15
+
+
+def _made_junctions(halflife_s: float | None):
+    from choreo.model.inertialization import make_junctions
+
+    data = random_split(3, n_sequences=1, min_frames=200, max_frames=201)
+    net = _guided_net(np.random.default_rng(0), head_scale=0.0)
+    feats = torch.from_numpy(np.stack([data.features[i * 40 : i * 40 + 64] for i in range(4)]))
+    root = torch.from_numpy(np.stack([data.root_xz[i * 40 : i * 40 + 64] for i in range(4)]))
+    return make_junctions(
+        net,
+        feats,
+        root,
+        np.random.default_rng(7),
+        junction_range=(20, 20),
+        ramp_frames=10,
+        start_prob=0.0,
+        fps=30,
+        halflife_s=halflife_s,
+    )
+
+
+def test_inertialized_made_junctions_continue_the_past_and_settle_on_the_real_motion() -> None:
+    """With a half-life the guide keeps going where its past was going, then becomes the real motion."""
+    from choreo.model.config import GUIDE_FEATURES
+
+    raw, smooth = _made_junctions(None), _made_junctions(0.15)
+    j = 20
+    for w in (raw, smooth):
+        assert torch.equal(w.past_feats[:, :j], raw.past_feats[:, :j]), "the past is the same draw"
+    step_raw = (raw.past_feats[:, j] - raw.past_feats[:, j - 1])[:, :GUIDE_FEATURES].abs().mean()
+    step_smooth = (smooth.past_feats[:, j] - smooth.past_feats[:, j - 1])[:, :GUIDE_FEATURES].abs().mean()
+    assert step_smooth < 0.5 * step_raw, "the inertialized guide must not jump at the junction"
+    settled = j + 12 * 5  # 12 half-lives of 0.15 s at 30 fps
+    np.testing.assert_allclose(smooth.past_feats[:, settled:], raw.target_feats[:, settled:], atol=2e-3)
+    np.testing.assert_allclose(smooth.past_root[:, settled:], raw.target_root[:, settled:], atol=2e-3)
