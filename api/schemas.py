@@ -74,10 +74,15 @@ class UploadCreate(BaseModel):
 
 
 class UploadTicket(BaseModel):
+    """Where to PUT a big song: once, sending every one of ``headers`` (they are signed)."""
+
     upload_id: str
     url: str
     method: str = "PUT"
-    headers: dict[str, str]
+    headers: dict[str, str] = Field(
+        description="Send each with the PUT: Content-Length (the declared size) and If-None-Match: *"
+        " (the URL writes only an empty key, so it is refused once the upload was completed)."
+    )
     expires_at: float
     complete_url: str
 

@@ -59,14 +59,14 @@ async def upload_track(request: Request, ctx: Ctx, key: ContentKey) -> TrackPubl
 
 @router.post("/uploads", status_code=status.HTTP_201_CREATED, response_model=UploadTicket)
 def create_upload(body: UploadCreate, request: Request, ctx: Ctx, key: ContentKey) -> UploadTicket:
-    """A presigned PUT URL for a big song; call ``complete_url`` after the PUT."""
-    ticket, url = open_upload(
+    """A presigned URL for one PUT of a big song, sending ``headers``; then call ``complete_url``."""
+    ticket, url, headers = open_upload(
         ctx, team=key.team, filename=body.filename, sha256=body.sha256, size_bytes=body.size_bytes
     )
     return UploadTicket(
         upload_id=ticket.id,
         url=url,
-        headers={"Content-Length": str(body.size_bytes)},
+        headers=headers,
         expires_at=ticket.expires_at,
         complete_url=str(request.url_for("complete_upload", upload_id=ticket.id)),
     )

@@ -96,7 +96,7 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
     for key in ctx.storage.list_keys("uploads/"):
         if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
             ticket = PendingUpload.model_validate(raw)
-            if ticket.expires_at > time.time():
+            if ticket.closed_at is None and ticket.expires_at > time.time():
                 index_upload(ctx, ticket)
                 counts["uploads"] += 1
     current = int(ctx.redis.get(ctx.key("seq")) or 0)

@@ -271,10 +271,17 @@ class Storage:
             params["ResponseContentDisposition"] = f'attachment; filename="{filename}"'
         return self._presigner.generate_presigned_url("get_object", Params=params, ExpiresIn=expiry_s)
 
-    def presign_put(self, key: str, *, expiry_s: int, size_bytes: int) -> str:
-        """A URL that accepts one PUT of exactly ``size_bytes`` bytes (the length is signed)."""
-        params = {"Bucket": self.bucket, "Key": key, "ContentLength": size_bytes}
-        return self._presigner.generate_presigned_url("put_object", Params=params, ExpiresIn=expiry_s)
+    def presign_put(self, key: str, *, expiry_s: int, size_bytes: int) -> tuple[str, dict[str, str]]:
+        """A URL that writes ``key`` once, and the headers every PUT to it must send.
+
+        Both headers are signed: the length (exactly ``size_bytes`` bytes) and
+        ``If-None-Match: *``, so a PUT without it fails the signature (403) and
+        one to a key that already holds an object is refused (412). Whoever
+        leaves an object at ``key`` thereby ends the URL, before its expiry.
+        """
+        params = {"Bucket": self.bucket, "Key": key, "ContentLength": size_bytes, "IfNoneMatch": "*"}
+        url = self._presigner.generate_presigned_url("put_object", Params=params, ExpiresIn=expiry_s)
+        return url, {"Content-Length": str(size_bytes), "If-None-Match": "*"}
 
     # -- streaming ----------------------------------------------------------------------------------------
     def open_upload(self, key: str, *, content_type: str = "application/octet-stream") -> StreamingUpload:

@@ -3,8 +3,11 @@
 A ticket is a record (``uploads/<id>.json`` in storage, so the rebuild brings it
 back, and ``upload:<id>`` in Redis) beside the bytes' staging key
 (``uploads/<id>``). Completing it checks the stored bytes' size and SHA-256
-against what was declared and makes them a track; the ticket goes either way.
-:func:`sweep_uploads` removes what abandoned tickets and broken streams leave.
+against what was declared and makes them a track; the ticket ends either way.
+The URL can write its key only while the key is empty (it is signed with
+``If-None-Match: *``), so an ended ticket leaves an empty marker there and its
+record, closed, until the URL expires: a second PUT with the URL is refused.
+:func:`sweep_uploads` removes what ended or abandoned tickets and broken streams leave.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class PendingUpload(BaseModel):
     size_bytes: int
     expires_at: float
     created_at: float = Field(default_factory=now_s)
+    closed_at: float | None = None
+    """When the ticket ended (completed or refused); its URL is refused from then on."""
 
     @property
     def staged_key(self) -> str:
@@ -57,15 +62,15 @@ def upload_record_key(upload_id: str) -> str:
 
 
 def index_upload(ctx: ServiceContext, ticket: PendingUpload) -> None:
-    """Write a ticket to Redis only (creation and the rebuild), expiring an hour after its URL."""
+    """Write an open ticket to Redis only (creation and the rebuild), expiring an hour after its URL."""
     ttl_s = max(int(ticket.expires_at - time.time()) + 3600, 1)
     ctx.redis.set(ctx.key("upload", ticket.id), ticket.model_dump_json(), ex=ttl_s)
 
 
 def open_upload(
     ctx: ServiceContext, *, team: str, filename: str, sha256: str, size_bytes: int
-) -> tuple[PendingUpload, str]:
-    """Record a ticket and presign its PUT; returns the ticket and the URL.
+) -> tuple[PendingUpload, str, dict[str, str]]:
+    """Record a ticket and presign its PUT; returns the ticket, the URL and the headers the PUT must send.
 
     Raises
     ------
@@ -88,13 +93,16 @@ def open_upload(
     )
     ctx.storage.put_json(upload_record_key(ticket.id), ticket.model_dump(mode="json"))
     index_upload(ctx, ticket)
-    url = ctx.storage.presign_put(ticket.staged_key, expiry_s=expiry_s, size_bytes=size_bytes)
-    return ticket, url
+    url, headers = ctx.storage.presign_put(ticket.staged_key, expiry_s=expiry_s, size_bytes=size_bytes)
+    return ticket, url, headers
 
 
-def _forget(ctx: ServiceContext, ticket: PendingUpload) -> None:
-    ctx.storage.delete(ticket.staged_key)
-    ctx.storage.delete(upload_record_key(ticket.id))
+def _close(ctx: ServiceContext, ticket: PendingUpload) -> None:
+    """End a ticket: an empty marker replaces its bytes (the URL's conditional PUT is refused while
+    it stands), the record says closed and stays until the URL expires, Redis forgets it."""
+    ctx.storage.put_bytes(ticket.staged_key, b"")
+    closed = ticket.model_copy(update={"closed_at": now_s()})
+    ctx.storage.put_json(upload_record_key(ticket.id), closed.model_dump(mode="json"))
     ctx.redis.delete(ctx.key("upload", ticket.id))
 
 
@@ -108,9 +116,9 @@ def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackR
     ConflictError
         Nothing was uploaded yet (code ``upload_missing``); the ticket stays.
     ParameterError
-        Size or SHA-256 differ from the declared ones; the ticket and bytes go.
+        Size or SHA-256 differ from the declared ones; the ticket ends and the bytes go.
     AudioError
-        The bytes do not start like the named format; the ticket and bytes go.
+        The bytes do not start like the named format; the ticket ends and the bytes go.
     """
     raw = ctx.redis.get(ctx.key("upload", upload_id))
     ticket = PendingUpload.model_validate_json(raw) if raw else None
@@ -132,7 +140,7 @@ def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackR
             )
         check_audio_head(ticket.filename, ticket.ext, head)
     except Exception:
-        _forget(ctx, ticket)
+        _close(ctx, ticket)
         raise
     record = store_track(
         ctx,
@@ -143,7 +151,7 @@ def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackR
         ext=ticket.ext,
         filename=ticket.filename,
     )
-    _forget(ctx, ticket)
+    _close(ctx, ticket)
     return record
 
 
@@ -177,11 +185,13 @@ def accept_streamed(
 
 
 def sweep_uploads(ctx: ServiceContext, *, older_than_s: float) -> int:
-    """Delete staged bytes and tickets nobody will complete; returns the objects deleted.
+    """Delete staged bytes, markers and tickets whose URLs expired; returns the objects deleted.
 
-    A ticket goes once its URL expired; staged bytes go when their ticket is
-    gone (or never existed: a streamed upload cut off) and they are older than
-    ``older_than_s``. Ticketed bytes are kept while the ticket lives.
+    A ticket, open or closed, goes once its URL expired; staged bytes (or a
+    closed ticket's marker) go when their ticket is gone or expired (or never
+    existed: a streamed upload cut off) and they are older than
+    ``older_than_s``. Until its URL expires a ticket's key is kept, so an
+    ended ticket's marker keeps refusing the URL.
     """
     now = time.time()
     deleted = 0

@@ -68,8 +68,9 @@ async function uploadOne(file, key, onProgress) {
   if (window.crypto?.subtle) {
     const sha256 = await sha256Hex(file);
     const ticket = await api('POST', '/v1/tracks/uploads', { json: { filename: file.name, sha256, size_bytes: file.size } });
-    // The browser sets Content-Length itself (the signed length matches the file's).
-    const put = await sendWithProgress('PUT', ticket.url, file, { onProgress });
+    // The ticket's headers are signed; the browser sets Content-Length itself (the file's, as signed).
+    const headers = Object.fromEntries(Object.entries(ticket.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+    const put = await sendWithProgress('PUT', ticket.url, file, { headers, onProgress });
     if (put.status >= 300) throw xhrError(put.status, put.text);
     return api('POST', new URL(ticket.complete_url).pathname);
   }

@@ -94,16 +94,27 @@ class Album:
     jobs: dict[str, dict]
 
 
-def presigned_upload(client: httpx.Client, path: Path) -> dict:
-    """Upload through a presigned URL and the completion call, as a client with a big file does."""
+def open_ticket(client: httpx.Client, path: Path) -> dict:
+    """Ask for a presigned upload of the song at ``path``; returns the ticket (URL, headers, complete_url)."""
     data = path.read_bytes()
     ticket = client.post(
         "/v1/tracks/uploads",
         json={"filename": path.name, "sha256": hashlib.sha256(data).hexdigest(), "size_bytes": len(data)},
     )
     assert ticket.status_code == 201, ticket.text
-    ticket = ticket.json()
-    put = httpx.put(ticket["url"], content=data, headers=ticket["headers"], timeout=60)
+    return ticket.json()
+
+
+def put_to(ticket: dict, data: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+    """PUT ``data`` to a ticket's URL with the ticket's headers, or with ``headers`` instead."""
+    sent = ticket["headers"] if headers is None else headers
+    return httpx.put(ticket["url"], content=data, headers=sent, timeout=60)
+
+
+def presigned_upload(client: httpx.Client, path: Path) -> dict:
+    """Upload through a presigned URL and the completion call, as a client with a big file does."""
+    ticket = open_ticket(client, path)
+    put = put_to(ticket, path.read_bytes())
     assert put.status_code == 200, put.text
     done = client.post(ticket["complete_url"])
     assert done.status_code == 201, done.text

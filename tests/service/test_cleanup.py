@@ -5,11 +5,10 @@ from __future__ import annotations
 import hashlib
 import time
 
-import httpx
 import pytest
 
-from choreo.service.uploads import sweep_uploads, upload_record_key
-from tests.service.helpers import SONGS, ServiceStack, upload
+from choreo.service.uploads import PendingUpload, sweep_uploads, upload_record_key
+from tests.service.helpers import SONGS, ServiceStack, open_ticket, put_to, upload
 
 pytestmark = pytest.mark.service
 
@@ -30,23 +29,52 @@ def test_deleting_a_running_job_removes_every_object_it_writes(stack: ServiceSta
     assert list(stack.ctx.storage.list_keys(f"jobs/{job_id}/")) == []
 
 
-def test_the_sweep_removes_abandoned_uploads_and_keeps_live_tickets(stack: ServiceStack) -> None:
+def _expire(stack: ServiceStack, upload_id: str) -> None:
+    """Stand in for the URL's hour passing: the ticket's record says it expired a second ago."""
+    key = upload_record_key(upload_id)
+    ticket = PendingUpload.model_validate(stack.ctx.storage.get_json(key))
+    stack.ctx.storage.put_json(key, ticket.model_copy(update={"expires_at": time.time() - 1}).model_dump())
+
+
+def test_a_presigned_url_takes_one_put_that_sends_its_signed_headers(stack: ServiceStack) -> None:
     data = SONGS["hungarian"].read_bytes()
-    declared = {"filename": "x.ogg", "sha256": hashlib.sha256(data).hexdigest(), "size_bytes": len(data)}
     with stack.as_("content") as client:
-        live = client.post("/v1/tracks/uploads", json=declared).json()
-        assert httpx.put(live["url"], content=data, headers=live["headers"], timeout=60).status_code == 200
-        done = client.post("/v1/tracks/uploads", json=declared).json()
-        assert httpx.put(done["url"], content=data, headers=done["headers"], timeout=60).status_code == 200
-        assert client.post(done["complete_url"]).status_code == 201
-        # The completed ticket's URL still takes a PUT (S3 cannot revoke it), but nothing refers to it now.
-        assert httpx.put(done["url"], content=data, headers=done["headers"], timeout=60).status_code == 200
-        assert client.post(done["complete_url"]).status_code == 404
+        ticket = open_ticket(client, SONGS["hungarian"])
+        assert ticket["headers"] == {"Content-Length": str(len(data)), "If-None-Match": "*"}
+        unconditional = put_to(ticket, data, {"Content-Length": str(len(data))})
+        assert unconditional.status_code == 403, "a PUT without If-None-Match must fail the signature"
+        assert stack.ctx.storage.size_bytes(f"uploads/{ticket['upload_id']}") is None
+        assert put_to(ticket, data).status_code == 200
+        track = client.post(ticket["complete_url"])
+        assert track.status_code == 201, track.text
+        again = put_to(ticket, b"OggS" + bytes(len(data) - 4))
+        assert again.status_code == 412, f"the completed upload's URL took a second PUT: {again.text}"
+        assert client.post(ticket["complete_url"]).status_code == 404
+    stored = stack.ctx.storage.sha256_and_head(f"tracks/{track.json()['sha256']}.ogg")
+    assert stored[0] == hashlib.sha256(data).hexdigest()
+    assert stack.ctx.storage.size_bytes(f"uploads/{ticket['upload_id']}") == 0, "the marker holds the key"
+
+
+def test_the_sweep_removes_abandoned_and_expired_uploads_and_keeps_live_tickets(stack: ServiceStack) -> None:
+    data = SONGS["hungarian"].read_bytes()
+    with stack.as_("content") as client:
+        live, done, abandoned, done_expired = (open_ticket(client, SONGS["hungarian"]) for _ in range(4))
+        for ticket in (live, done, abandoned, done_expired):
+            assert put_to(ticket, data).status_code == 200
+        for ticket in (done, done_expired):
+            assert client.post(ticket["complete_url"]).status_code == 201
+    for ticket in (abandoned, done_expired):
+        _expire(stack, ticket["upload_id"])
     stack.ctx.storage.put_bytes("uploads/up_cut_off_stream", b"OggS half a song")
-    assert sweep_uploads(stack.ctx, older_than_s=0) >= 2
+    assert sweep_uploads(stack.ctx, older_than_s=0) >= 5
     left = set(stack.ctx.storage.list_keys("uploads/"))
-    assert f"uploads/{live['upload_id']}" in left and upload_record_key(live["upload_id"]) in left
-    assert f"uploads/{done['upload_id']}" not in left and "uploads/up_cut_off_stream" not in left
+    for kept in (live, done):
+        assert {f"uploads/{kept['upload_id']}", upload_record_key(kept["upload_id"])} <= left
+    for gone in (abandoned, done_expired):
+        assert not {f"uploads/{gone['upload_id']}", upload_record_key(gone["upload_id"])} & left
+    assert "uploads/up_cut_off_stream" not in left
+    assert stack.ctx.redis.get(stack.ctx.key("upload", abandoned["upload_id"])) is None
+    assert put_to(done, data).status_code == 412, "the sweep must keep a live URL's marker"
     with stack.as_("content") as client:
         assert client.post(live["complete_url"]).status_code == 201
-    assert set(stack.ctx.storage.list_keys("uploads/")) == set()
+        assert client.post(abandoned["complete_url"]).status_code == 404

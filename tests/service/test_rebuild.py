@@ -8,7 +8,7 @@ import sys
 import pytest
 import redis
 
-from tests.service.helpers import REDIS_URL, REPO_ROOT, Album, ServiceStack
+from tests.service.helpers import REDIS_URL, REPO_ROOT, SONGS, Album, ServiceStack, open_ticket, put_to
 
 pytestmark = pytest.mark.service
 
@@ -26,6 +26,14 @@ def _snapshot(stack: ServiceStack) -> dict[str, object]:
 
 
 def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Album) -> None:
+    with stack.as_("content") as content:
+        pending, completed = (
+            open_ticket(content, SONGS["hungarian"]),
+            open_ticket(content, SONGS["hungarian"]),
+        )
+        for ticket in (pending, completed):
+            assert put_to(ticket, SONGS["hungarian"].read_bytes()).status_code == 200
+        assert content.post(completed["complete_url"]).status_code == 201
     before = _snapshot(stack)
     assert before["jobs"] and before["tracks"]
     redis.Redis.from_url(REDIS_URL).flushdb()
@@ -47,3 +55,5 @@ def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Al
         assert content.get(f"/v1/jobs/{job['id']}/artifacts").status_code == 200
         dedup = content.post("/v1/jobs", json={"tracks": [job["track_sha256"]], "options": job["options"]})
         assert dedup.json()["jobs"][0]["deduplicated"] is True
+        assert content.post(completed["complete_url"]).status_code == 404, "a closed ticket came back"
+        assert content.post(pending["complete_url"]).status_code == 201, "the pending upload was lost"

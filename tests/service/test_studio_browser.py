@@ -76,6 +76,8 @@ class Session:
 
     job: dict
     problems: list[str]
+    puts: list[tuple[str, str | None, int]]
+    """Each PUT the page sent: URL without its query, its If-None-Match header, the answer's status."""
     still: np.ndarray
     playing: list[np.ndarray]
     clocks: list[dict]
@@ -97,6 +99,8 @@ _CLOCKS = """() => new Promise((done) => requestAnimationFrame(() => done({
 def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
     problems: list[str] = []
     page = _page(browser, problems)
+    sent_puts: list = []
+    page.on("requestfinished", lambda r: r.method == "PUT" and sent_puts.append(r))
     _sign_in(page, stack, stack.tokens["content"])
     page.wait_for_selector("#who:not([hidden])")
     page.wait_for_selector("#options-fields input[data-option=formats][value=glb]:checked")
@@ -104,6 +108,9 @@ def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
     page.set_input_files("#file-input", str(SONG))
     note = page.wait_for_selector("#upload-list li .msg:text-matches('rendering in batch')", timeout=120_000)
     batch_id = note.text_content().rsplit(" ", 1)[-1]
+    puts = [
+        (r.url.split("?")[0], r.all_headers().get("if-none-match"), r.response().status) for r in sent_puts
+    ]
     with stack.as_("content") as client:
         job = next(j for j in client.get("/v1/jobs").json()["items"] if j["batch_id"] == batch_id)
     play = f"#job-{job['id']} button[data-job]:not([disabled])"
@@ -174,6 +181,7 @@ def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
     return Session(
         job=job,
         problems=problems,
+        puts=puts,
         still=still,
         playing=playing,
         clocks=clocks,
@@ -190,6 +198,14 @@ def session(stack: ServiceStack, browser) -> Session:  # noqa: ANN001
 def test_the_uploaded_song_is_rendered_as_a_job_with_a_glb(session: Session) -> None:
     assert session.job["track_name"] == SONG.name
     assert "glb" in session.job["options"]["formats"]
+
+
+def test_the_song_went_straight_to_storage_in_one_conditional_put(
+    stack: ServiceStack, session: Session
+) -> None:
+    [(url, condition, status)] = session.puts
+    assert url.startswith(f"{stack.env['CHOREO_S3_ENDPOINT_URL']}/choreo/uploads/up_")
+    assert (condition, status) == ("*", 200), "the page must send the ticket's signed If-None-Match"
 
 
 def test_the_player_canvas_shows_a_lit_mannequin_not_a_blank(session: Session) -> None:
