@@ -22,7 +22,7 @@ import numpy as np
 from choreo.choreography.inertialize import inertialize
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.plan import Plan, Segment
-from choreo.choreography.warp import BeatWarp, beat_warp
+from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
 from choreo.errors import ParameterError
 from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
 
@@ -54,15 +54,19 @@ def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
 
     The phrase's stops (its keys that are real speed minima) and both ends are
     pinned to their song beats; its other beats follow the smooth warp between them.
+    Where the body is in the air the stretch stays near 1 (:func:`limit_airborne_stretch`).
     """
     p = _check_phrase(library, segment)
     key = int(library.phrase_key[p])
     n = int(library.phrase_beats[p])
-    beats_s = (library.key_frame[key : key + n + 1] - library.key_frame[key]) / LIBRARY_FPS
+    first, last = int(library.key_frame[key]), int(library.key_frame[key + n])
+    beats_s = (library.key_frame[key : key + n + 1] - first) / LIBRARY_FPS
     song = np.asarray(segment.song_beats_s, dtype=np.float64)
     if segment.free or song.size < 2:
-        return beat_warp(beats_s[[0, -1]], song[[0, -1]])
-    return beat_warp(beats_s, song, pinned=library.key_stop[key : key + n + 1])
+        warp = beat_warp(beats_s[[0, -1]], song[[0, -1]])
+    else:
+        warp = beat_warp(beats_s, song, pinned=library.key_stop[key : key + n + 1])
+    return limit_airborne_stretch(warp, library.airborne[first : last + 1], LIBRARY_FPS)
 
 
 def _source(library: PhraseLibrary, p: int) -> tuple[np.ndarray, np.ndarray, float]:

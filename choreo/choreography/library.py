@@ -32,12 +32,15 @@ from choreo.choreography.phrases import PHRASE_BEATS, ClipKeys, cut_keys
 from choreo.choreography.transitions import TRANSITIONS_PER_STYLE, transition_table
 from choreo.errors import ParameterError
 from choreo.mocap.mirror import mirror, mirror_permutation
+from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
 from choreo.motion.rotations import aa_to_quat, quat_align_hemisphere
 from choreo.motion.skeleton import SMPL
+from choreo.postprocess.contacts import airborne_frames
 
 __all__ = [
+    "AIRBORNE_BIT",
     "LIBRARY_FORMAT",
     "LIBRARY_FPS",
     "MIN_STYLE_S",
@@ -57,6 +60,9 @@ LIBRARY_FPS = 30
 
 LIBRARY_FORMAT = 2
 """Version of the file layout; a reader refuses other versions."""
+
+AIRBORNE_BIT = 4
+"""Bit of ``contacts`` set where the body is in the air (bits 0 and 1: the left and right foot down)."""
 
 MIN_STYLE_S = 30.0
 """A style with less material than this is merged into the nearest style."""
@@ -122,7 +128,9 @@ class PhraseLibrary:
     clip_stop: np.ndarray  # [C] one past the last frame
     rotations: np.ndarray  # [F, 24, 3] float16 axis-angle
     root: np.ndarray  # [F, 3] float32 metres
-    contacts: np.ndarray  # [F] uint8 foot-contact bits
+    contacts: (
+        np.ndarray
+    )  # [F] uint8: bit 0 left foot, bit 1 right foot on the ground, AIRBORNE_BIT in the air
     pulse_period_s: np.ndarray  # [C]
     key_frame: np.ndarray  # [2K] frame index into the frame arrays
     key_clip: np.ndarray  # [2K]
@@ -147,6 +155,11 @@ class PhraseLibrary:
     @property
     def fps(self) -> int:
         return LIBRARY_FPS
+
+    @cached_property
+    def airborne(self) -> np.ndarray:
+        """[F] bool, the body is in the air (a library built before this bit existed has none)."""
+        return (self.contacts & AIRBORNE_BIT) != 0
 
     @cached_property
     def phrase_style(self) -> np.ndarray:
@@ -431,7 +444,8 @@ def build_library(
         kept.append(clip)
         rot.append(motion.rotations.astype(np.float16))
         root.append(motion.root_translation.astype(np.float32))
-        contacts.append(original.contacts)
+        airborne = airborne_frames(joint_positions(motion)).astype(np.uint8) * AIRBORNE_BIT
+        contacts.append(original.contacts | airborne)
         starts.append(offset)
         offset += motion.n_frames
         stops.append(offset)

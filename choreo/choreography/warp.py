@@ -12,6 +12,11 @@ common beat lands on its song beat.
 
 Unlike :mod:`choreo.mocap.timewarp` (which searches the best matching of free
 ends), this is a closed-form map, cheap enough to run for every phrase of a song.
+
+A stretched flight looks like floating: where the body is in the air
+:func:`limit_airborne_stretch` keeps the local stretch within
+:data:`AIRBORNE_STRETCH` and moves the rest of the stretch into the ground
+contact of the same stretch between pins, keeping the pins, monotonicity and C1.
 """
 
 from __future__ import annotations
@@ -23,7 +28,16 @@ import numpy as np
 
 from choreo.errors import ParameterError
 
-__all__ = ["BeatWarp", "beat_warp"]
+__all__ = ["AIRBORNE_STRETCH", "BeatWarp", "beat_warp", "limit_airborne_stretch"]
+
+AIRBORNE_STRETCH = (0.9, 1.1)
+"""Bounds of the local stretch (song time over phrase time) where the body is in the air."""
+
+_RAMP_FRAMES = 3
+"""Ground frames over which the extra stretch fades in next to a flight or a pin."""
+
+_MAX_GROUND_SCALE = 2.0
+"""The ground's stretch may be scaled by up to this (or its inverse) to spare a flight."""
 
 
 @dataclass(frozen=True)
@@ -34,12 +48,16 @@ class BeatWarp:
     """[points] song times of the pinned beats, increasing."""
     phrase_s: np.ndarray
     """[points] phrase times they map to, increasing (0 is the phrase's first frame)."""
+    slopes: np.ndarray | None = None
+    """[points] phrase seconds per song second at the points; None: PCHIP's (Fritsch-Carlson)."""
 
     def __post_init__(self) -> None:
         if self.song_s.size < 2 or self.song_s.size != self.phrase_s.size:
             raise ParameterError("a warp needs two or more matching points")
         if (np.diff(self.song_s) <= 0).any() or (np.diff(self.phrase_s) <= 0).any():
             raise ParameterError("warp points must increase strictly")
+        if self.slopes is not None and (self.slopes.shape != self.song_s.shape or (self.slopes <= 0).any()):
+            raise ParameterError("warp slopes must be positive, one per point")
 
     @property
     def stretch(self) -> float:
@@ -48,23 +66,35 @@ class BeatWarp:
 
     def phrase_time(self, song_s: np.ndarray) -> np.ndarray:
         """Phrase time at each song time; linear with the end slopes outside the pinned span."""
-        song_s = np.asarray(song_s, dtype=np.float64)
-        x, y = self.song_s, self.phrase_s
-        d = _pchip_slopes(x, y)
-        i = np.clip(np.searchsorted(x, song_s, side="right") - 1, 0, x.size - 2)
-        h = x[i + 1] - x[i]
-        t = (np.clip(song_s, x[0], x[-1]) - x[i]) / h
-        t2, t3 = t * t, t * t * t
-        out = (
-            (2 * t3 - 3 * t2 + 1) * y[i]
-            + (t3 - 2 * t2 + t) * h * d[i]
-            + (-2 * t3 + 3 * t2) * y[i + 1]
-            + (t3 - t2) * h * d[i + 1]
-        )
-        lo, hi = song_s < x[0], song_s > x[-1]
-        out[lo] = y[0] + (song_s[lo] - x[0]) * d[0]
-        out[hi] = y[-1] + (song_s[hi] - x[-1]) * d[-1]
-        return out
+        d = _pchip_slopes(self.song_s, self.phrase_s) if self.slopes is None else self.slopes
+        return _hermite(self.song_s, self.phrase_s, d, np.asarray(song_s, dtype=np.float64))
+
+
+def _hermite(x: np.ndarray, y: np.ndarray, d: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The cubic Hermite interpolant through ``(x, y)`` with slopes ``d``, at ``q``; linear outside."""
+    i = np.clip(np.searchsorted(x, q, side="right") - 1, 0, x.size - 2)
+    h = x[i + 1] - x[i]
+    t = (np.clip(q, x[0], x[-1]) - x[i]) / h
+    t2, t3 = t * t, t * t * t
+    out = (
+        (2 * t3 - 3 * t2 + 1) * y[i]
+        + (t3 - 2 * t2 + t) * h * d[i]
+        + (-2 * t3 + 3 * t2) * y[i + 1]
+        + (t3 - t2) * h * d[i + 1]
+    )
+    lo, hi = q < x[0], q > x[-1]
+    out[lo] = y[0] + (q[lo] - x[0]) * d[0]
+    out[hi] = y[-1] + (q[hi] - x[-1]) * d[-1]
+    return out
+
+
+def _hermite_slope(x: np.ndarray, y: np.ndarray, d: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The derivative of :func:`_hermite` at ``q`` (inside ``x[0] .. x[-1]``)."""
+    i = np.clip(np.searchsorted(x, q, side="right") - 1, 0, x.size - 2)
+    h = x[i + 1] - x[i]
+    t = (np.clip(q, x[0], x[-1]) - x[i]) / h
+    secant = (y[i + 1] - y[i]) / h
+    return d[i] * (1 - 4 * t + 3 * t * t) + d[i + 1] * (3 * t * t - 2 * t) + 6 * secant * (t - t * t)
 
 
 def _pchip_slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -125,3 +155,148 @@ def beat_warp(
         keep[[0, -1]] = True
         song, phrase = song[keep], phrase[keep]
     return BeatWarp(song_s=song.copy(), phrase_s=phrase.copy())
+
+
+def limit_airborne_stretch(
+    warp: BeatWarp, airborne: np.ndarray, fps: float, bounds: tuple[float, float] = AIRBORNE_STRETCH
+) -> BeatWarp:
+    """``warp`` with its local stretch kept within ``bounds`` where the body is in the air.
+
+    Parameters
+    ----------
+    warp : a warp whose phrase times start at 0 (the phrase's first frame)
+    airborne : [frames] bool, the phrase's frames (frame ``j`` at ``j / fps`` s) in the air
+    fps : the phrase's frame rate
+    bounds : lowest and highest stretch (song seconds per phrase second) in the air
+
+    The warp is rebuilt on a knot at every phrase frame (and every pin). The
+    stretch at a knot starts as the PCHIP's (through the same pins, phrase
+    time to song time), clipped to ``bounds`` at airborne knots; between two
+    pins the stretch of the ground knots is scaled (fading in over a few
+    frames next to a flight or a pin) until the stretch between the pins
+    lands exactly on them. The knots' song times are placed so that phrase
+    time per song time runs linearly from knot to knot, which keeps the warp
+    C1 and monotone and the stretch between knots within the knots' values.
+
+    An interior pin is let go where it is in the air (the apex of a jump is a
+    speed minimum, so often a stop), or where the stretch between it and its
+    neighbour has too little ground to take the flight's share (its stretch
+    would change by more than :data:`_MAX_GROUND_SCALE` times): such a flight
+    keeps its own time rather than its beat. The ends stay pinned; between
+    them, when the ground still cannot take it all, it takes that much and
+    the flight the remainder. The warp is returned unchanged when no airborne
+    frame is stretched beyond ``bounds``.
+    """
+    airborne = np.asarray(airborne, dtype=bool)
+    if not airborne.any():
+        return warp
+    pins_s, pins_p = warp.song_s, warp.phrase_s
+    frames_p = np.arange(airborne.size) / fps
+    near_pin = np.abs(frames_p[:, None] - pins_p[None, :]).min(axis=1) < 1e-9
+    inside = (frames_p > pins_p[0]) & (frames_p < pins_p[-1]) & ~near_pin
+    knots_p = np.union1d(frames_p[inside], pins_p)
+    air = np.zeros(knots_p.size, dtype=bool)
+    frame_of = np.rint(knots_p * fps).astype(int)
+    on_frame = np.abs(frame_of - knots_p * fps) < 1e-6
+    air[on_frame] = airborne[np.clip(frame_of[on_frame], 0, airborne.size - 1)]
+    lo, hi = bounds
+    plain = _pchip_stretch(pins_s, pins_p, knots_p)
+    if not ((plain[air] < lo) | (plain[air] > hi)).any():
+        return warp
+    pin_at = np.searchsorted(knots_p, pins_p)
+    keep = ~air[pin_at]
+    keep[[0, -1]] = True
+    while True:
+        fitted = _bounded(knots_p, air, pins_s[keep], pins_p[keep], pin_at[keep], bounds)
+        if isinstance(fitted, tuple):
+            knots_s, stretch = fitted
+            return BeatWarp(song_s=knots_s, phrase_s=knots_p, slopes=1.0 / stretch)
+        kept = np.flatnonzero(keep)
+        keep[kept[fitted + 1] if fitted == 0 else kept[fitted]] = False
+
+
+def _pchip_stretch(pins_s: np.ndarray, pins_p: np.ndarray, knots_p: np.ndarray) -> np.ndarray:
+    """Stretch at ``knots_p`` of the PCHIP from phrase time to song time through the pins."""
+    return np.maximum(_hermite_slope(pins_p, pins_s, _pchip_slopes(pins_p, pins_s), knots_p), 1e-3)
+
+
+def _bounded(
+    knots_p: np.ndarray,
+    air: np.ndarray,
+    pins_s: np.ndarray,
+    pins_p: np.ndarray,
+    pin_at: np.ndarray,
+    bounds: tuple[float, float],
+) -> tuple[np.ndarray, np.ndarray] | int:
+    """Knot song times and stretches with the flights bounded, or the first stretch between pins that
+    cannot be (when it has an interior pin to let go)."""
+    stretch = _pchip_stretch(pins_s, pins_p, knots_p)
+    stretch[air] = np.clip(stretch[air], *bounds)
+    knots_s = np.empty_like(knots_p)
+    knots_s[0] = pins_s[0]
+    for k in range(pins_s.size - 1):
+        a, b = pin_at[k], pin_at[k + 1]
+        seg = slice(a, b + 1)
+        dp, span = np.diff(knots_p[seg]), pins_s[k + 1] - pins_s[k]
+        ramp = _ramp(air[seg])
+        sigma, scale = _fit_stretch(stretch[seg], ramp, dp, span)
+        if ramp.any() and 1.0 / _MAX_GROUND_SCALE <= scale <= _MAX_GROUND_SCALE:
+            pass
+        elif pins_s.size > 2 and air[seg].any():
+            return k
+        else:  # the ground takes its most, the flight the rest
+            limit = float(np.clip(scale, 1.0 / _MAX_GROUND_SCALE, _MAX_GROUND_SCALE)) if ramp.any() else 1.0
+            rest = 1.0 - ramp
+            rest[[0, -1]] = 0.0
+            sigma, _ = _fit_stretch(stretch[seg] * (1.0 + (limit - 1.0) * ramp), rest, dp, span)
+        stretch[seg] = sigma
+        knots_s[a + 1 : b + 1] = pins_s[k] + np.cumsum(_song_steps(sigma, dp))
+        knots_s[b] = pins_s[k + 1]
+    return knots_s, stretch
+
+
+def _ramp(air: np.ndarray) -> np.ndarray:
+    """How much of the extra stretch each knot between two pins takes (0 at the pins and in the air)."""
+    n = air.size
+    idx = np.arange(n)
+    fixed = air.copy()
+    fixed[[0, -1]] = True
+    where = np.flatnonzero(fixed)
+    nearest = np.abs(idx[:, None] - where[None, :]).min(axis=1)
+    return np.minimum(nearest / _RAMP_FRAMES, 1.0)
+
+
+def _song_steps(sigma: np.ndarray, dp: np.ndarray) -> np.ndarray:
+    """Song seconds between knots for stretch ``sigma`` at the knots: phrase rate linear in song time."""
+    return 2.0 * dp / (1.0 / sigma[:-1] + 1.0 / sigma[1:])
+
+
+def _fit_stretch(
+    base: np.ndarray, ramp: np.ndarray, dp: np.ndarray, song_span: float
+) -> tuple[np.ndarray, float]:
+    """Stretch ``base * (1 + (c - 1) * ramp)`` at the knots whose song steps sum to ``song_span``, and ``c``.
+
+    The song span grows with ``c > 0``: Newton's method on ``log c``, kept
+    inside a shrinking bracket (a bisection where a step would leave it).
+    """
+    lo, hi, u = -8.0, 8.0, 0.0
+    for _ in range(60):
+        c = np.exp(u)
+        sigma = base * (1.0 + (c - 1.0) * ramp)
+        inv = 1.0 / sigma
+        pair = inv[:-1] + inv[1:]
+        error = float(np.sum(2.0 * dp / pair)) - song_span
+        if abs(error) < 1e-12 * song_span:
+            break
+        if error < 0:
+            lo = u
+        else:
+            hi = u
+        # d step / d sigma_j = 2 dp / pair^2 / sigma_j^2, d sigma / d u = base * ramp * c
+        weight = 2.0 * dp / pair**2
+        grad = base * ramp * c * inv**2
+        slope = float(np.sum(weight * (grad[:-1] + grad[1:])))
+        step = u - error / slope if slope > 0 else 0.5 * (lo + hi)
+        u = step if lo < step < hi else 0.5 * (lo + hi)
+    scale = float(np.exp(u))
+    return base * (1.0 + (scale - 1.0) * ramp), scale

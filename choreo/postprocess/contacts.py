@@ -18,10 +18,12 @@ from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M, Skeleton
 
 __all__ = [
     "ANKLE_CONTACT_HEIGHT_M",
+    "FLIGHT_CLEARANCE_M",
     "FOOT_POINT_NAMES",
     "HORIZONTAL_AXES",
     "TOE_CONTACT_HEIGHT_M",
     "UP_AXIS",
+    "airborne_frames",
     "foot_point_indices",
     "foot_point_thresholds_m",
     "foot_positions",
@@ -32,6 +34,9 @@ __all__ = [
 
 ANKLE_CONTACT_HEIGHT_M = 0.08
 TOE_CONTACT_HEIGHT_M = 0.05
+
+FLIGHT_CLEARANCE_M = 0.08
+"""In a flight the lowest joint rises at least this high (a toe on tiptoe stays under it)."""
 
 FOOT_POINT_NAMES: tuple[str, ...] = ("left_ankle", "left_foot", "right_ankle", "right_foot")
 """The four foot points, left foot first, ankle before toe."""
@@ -133,3 +138,26 @@ def point_contacts(
         speed = np.concatenate([speed, speed[-1:]], axis=0)
         contact &= speed < max_speed_m_s
     return contact
+
+
+def airborne_frames(positions: np.ndarray) -> np.ndarray:
+    """Frames in which nothing touches the floor (a jump or a leap), ``[frames]`` bool.
+
+    A flight is a run of frames in which every joint is above the toe's
+    contact height (:data:`TOE_CONTACT_HEIGHT_M`: the feet, and hands, knees
+    or back in floor work, are off the floor) and the lowest joint clears
+    :data:`FLIGHT_CLEARANCE_M` at least once, so dancing on tiptoe is not a
+    flight, while the whole jump from take-off to landing is.
+
+    Parameters
+    ----------
+    positions : np.ndarray [shape=(frames, joints, 3)], metres, Y up, the floor at y = 0
+    """
+    lowest = np.asarray(positions)[..., UP_AXIS].min(axis=-1)
+    clear = lowest > TOE_CONTACT_HEIGHT_M
+    edges = np.diff(np.concatenate([[0], clear.astype(np.int8), [0]]))
+    out = np.zeros(lowest.size, dtype=bool)
+    for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
+        if lowest[start:stop].max() > FLIGHT_CLEARANCE_M:
+            out[start:stop] = True
+    return out

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from choreo.choreography.blend import BlendRunner
-from choreo.choreography.guide import build_guide
+from choreo.choreography.guide import build_guide, segment_warp
 from choreo.choreography.inertialize import decay, inertialize
 from choreo.choreography.library import PhraseLibrary, shipped_library
 from choreo.choreography.planner import plan_dance
+from choreo.choreography.warp import AIRBORNE_STRETCH
 from choreo.errors import EngineError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
@@ -110,3 +111,30 @@ def test_the_blend_runner_returns_the_guide_and_names_a_missing_input(library: P
     np.testing.assert_array_equal(runner.run_song(inputs), guide)
     with pytest.raises(EngineError, match="junction"):
         runner.run_song({"music": inputs["music"], "guide": guide})
+
+
+def test_planned_flights_are_danced_at_their_own_speed(library: PhraseLibrary) -> None:
+    song = steady_song(90.0, 84.0)  # slow: modern phrases slowed down, its leaps among them
+    plan = plan_dance(library, song, style="modern", seed=3)
+    lo, hi = AIRBORNE_STRETCH
+    flights = 0
+    for seg in plan.segments:
+        key = int(library.phrase_key[seg.phrase])
+        first, last = (
+            int(library.key_frame[key]),
+            int(library.key_frame[key + int(library.phrase_beats[seg.phrase])]),
+        )
+        air = library.airborne[first : last + 1]
+        warp = segment_warp(library, seg)
+        t = np.linspace(seg.song_beats_s[0], seg.song_beats_s[-1], 4001)
+        frames = warp.phrase_time(t) * FPS
+        stretch = np.diff(t) / np.diff(frames / FPS)
+        in_air = (
+            air[np.clip(np.floor(frames[1:]).astype(int), 0, air.size - 1)]
+            & air[np.clip(np.floor(frames[:-1]).astype(int) + 1, 0, air.size - 1)]
+        )
+        np.testing.assert_allclose(warp.phrase_time(warp.song_s[[0, -1]]), warp.phrase_s[[0, -1]], atol=1e-9)
+        if in_air.any() and abs(seg.stretch - 1.0) > 0.1:
+            flights += 1
+            assert lo - 0.02 <= np.median(stretch[in_air]) <= hi + 0.02
+    assert flights >= 1

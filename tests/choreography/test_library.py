@@ -21,6 +21,8 @@ from choreo.choreography.sources import read_clips
 from choreo.cli.main import main
 from choreo.errors import ParameterError
 from choreo.mocap.dataset import CMU_CREDIT
+from choreo.motion.kinematics import joint_positions
+from choreo.postprocess.contacts import airborne_frames
 
 
 def test_phrases_stay_inside_their_clip_and_have_mirror_twins(small_library: PhraseLibrary) -> None:
@@ -116,3 +118,16 @@ def test_cli_build_writes_a_library_and_names_a_bad_folder(
     empty.mkdir()
     assert main(["library", "build", str(empty), "-o", str(tmp_path / "x.npz")]) == 1
     assert f"{empty}: no BVH files there" in capsys.readouterr().err
+
+
+def test_the_library_marks_the_frames_in_the_air(small_library: PhraseLibrary) -> None:
+    lib = small_library
+    flying = 0
+    for c in range(len(lib.clip_names)):
+        first, stop = int(lib.clip_start[c]), int(lib.clip_stop[c])
+        pos = joint_positions(lib.frames_motion(first, stop - 1))
+        expected = airborne_frames(pos)
+        np.testing.assert_array_equal(lib.airborne[first:stop], expected)
+        assert np.all(pos[lib.airborne[first:stop], :, 1].min(axis=1) > 0.05)
+        flying += int(expected.sum())
+    assert flying > 10  # the modern clips leap

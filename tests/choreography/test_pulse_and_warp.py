@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from choreo.choreography.pulse import estimate_pulse
-from choreo.choreography.warp import beat_warp
+from choreo.choreography.warp import AIRBORNE_STRETCH, beat_warp, limit_airborne_stretch
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import speed_minima
 
@@ -70,3 +70,62 @@ def test_only_the_marked_beats_and_both_ends_are_pinned() -> None:
     warp = beat_warp(phrase, song, pinned=np.array([False, True, False, False, False]))
     np.testing.assert_allclose(warp.song_s, [0.0, 0.5, 2.0])
     np.testing.assert_allclose(warp.phrase_time(warp.song_s), [0.0, 0.4, 2.0], atol=1e-12)
+
+
+def _stretch_along(warp, song_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Phrase times and the local stretch (song seconds per phrase second) at ``song_s``."""
+    phrase_s = warp.phrase_time(song_s)
+    return phrase_s, np.diff(song_s) / np.diff(phrase_s)
+
+
+@pytest.mark.parametrize("tempo", [1.25, 0.8])
+def test_a_flight_keeps_its_own_time_and_the_ground_takes_the_stretch(tempo: float) -> None:
+    fps = 30
+    phrase = np.arange(5) * 0.6  # beats at frames 0, 18, 36, 54, 72
+    song = 10.0 + np.arange(5) * 0.6 * tempo
+    airborne = np.zeros(73, dtype=bool)
+    airborne[30:42] = True  # a jump from 1.0 s to 1.37 s, across the beat at 1.2 s
+    plain = beat_warp(phrase, song)
+    warp = limit_airborne_stretch(plain, airborne, fps)
+    t = np.linspace(song[0], song[-1], 40001)
+    mid = 0.5 * (t[1:] + t[:-1])
+    in_air = lambda p: (p >= 30 / fps) & (p <= 41 / fps)  # noqa: E731
+    plain_p, plain_stretch = _stretch_along(plain, t)
+    assert plain_stretch[in_air(plain.phrase_time(mid))].min() == pytest.approx(tempo, abs=1e-6)
+    mapped, stretch = _stretch_along(warp, t)
+    air = in_air(warp.phrase_time(mid))
+    lo, hi = AIRBORNE_STRETCH
+    assert lo - 1e-4 <= stretch[air].min() and stretch[air].max() <= hi + 1e-4  # a sample straddles each edge
+    # the stretch went to the ground: beyond the plain warp's when slowing down, under it when speeding up
+    ground = stretch[~air]
+    assert (ground.max() > tempo + 0.05) if tempo > 1 else (ground.min() < tempo - 0.05)
+    # both ends and the beats on the ground stay pinned (the one in the air is let go), monotone and C1
+    ground_beats = [0, 1, 3, 4]
+    np.testing.assert_allclose(warp.phrase_time(song[ground_beats]), phrase[ground_beats], atol=1e-9)
+    assert np.all(np.diff(mapped) > 0)
+    assert np.abs(np.diff(np.diff(mapped) / np.diff(t))).max() < 0.01
+
+
+def test_a_warp_without_a_stretched_flight_is_left_alone() -> None:
+    phrase = np.arange(5) * 0.5
+    song = np.arange(5) * 0.52  # stretch 1.04: within the bounds
+    warp = beat_warp(phrase, song)
+    airborne = np.zeros(61, dtype=bool)
+    airborne[20:36] = True
+    assert limit_airborne_stretch(warp, airborne, 30) is warp
+    assert limit_airborne_stretch(beat_warp(phrase, song * 1.2), np.zeros(61, dtype=bool), 30).slopes is None
+
+
+def test_a_flight_the_ground_cannot_absorb_is_stretched_as_little_as_it_can() -> None:
+    phrase = np.arange(5) * 0.5
+    song = np.arange(5) * 0.625
+    airborne = np.zeros(61, dtype=bool)
+    airborne[3:58] = True  # nearly all of it in the air: 0.2 s of ground cannot take 0.45 s of stretch
+    warp = limit_airborne_stretch(beat_warp(phrase, song), airborne, 30)
+    np.testing.assert_allclose(warp.phrase_time(song[[0, -1]]), phrase[[0, -1]], atol=1e-9)
+    t = np.linspace(0.0, song[-1], 20001)
+    mapped, stretch = _stretch_along(warp, t)
+    assert np.all(np.diff(mapped) > 0)
+    in_air = (mapped[1:] >= 3 / 30) & (mapped[1:] <= 57 / 30)
+    assert AIRBORNE_STRETCH[1] < stretch[in_air].max() < 1.23  # the ground took its most, the flight the rest
+    assert stretch[~in_air].max() > 1.5
