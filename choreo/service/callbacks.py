@@ -10,9 +10,14 @@ only reach the public internet: a host that resolves to a loopback, private,
 link-local, multicast, reserved or unspecified address is refused when the job
 is submitted and again before each delivery (a name can change its address in
 between); ``callback_allow_loopback`` lets a development stack call a receiver
-on the same machine. Redirects are not followed, and a URL's ``user:password@``
-is never written to a log (:func:`~choreo.service.redact.safe_url`). Delivery is
-a CPU-queue task retried with backoff; see ``worker.tasks``.
+on the same machine. A delivery resolves the name once and connects to exactly
+the address it checked (the request keeps the name in its ``Host`` header and
+as the TLS server name, so the certificate is checked against the name), so a
+name that answers differently a moment later (DNS rebinding) cannot steer it;
+no proxy from the environment is used. Redirects are not followed, and a URL's
+``user:password@`` is never written to a log
+(:func:`~choreo.service.redact.safe_url`). Delivery is a CPU-queue task retried
+with backoff; see ``worker.tasks``.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import hmac
 import ipaddress
 import json
 import socket
+import ssl
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +38,21 @@ import httpx
 from choreo.errors import ChoreoError, ParameterError
 from choreo.service.redact import safe_url
 
-__all__ = ["CallbackError", "CallbackRefused", "check_target", "deliver", "sign", "verify"]
+__all__ = [
+    "CallbackError",
+    "CallbackRefused",
+    "Resolver",
+    "check_target",
+    "deliver",
+    "resolve_host",
+    "sign",
+    "verify",
+]
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+Resolver = Callable[[str, int], list[str]]
+"""Answers a host name and port with the addresses to connect to, as the system resolver would."""
 
 
 class CallbackError(ChoreoError):
@@ -47,7 +68,12 @@ class CallbackRefused(ParameterError):
     code = "callback_refused"
 
 
-def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loopback: bool) -> bool:
+def resolve_host(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to now, through the system resolver (``getaddrinfo``)."""
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+def _forbidden(address: Address, allow_loopback: bool) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address.is_loopback:
@@ -62,8 +88,10 @@ def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loo
     )
 
 
-def check_target(url: str, *, allow_loopback: bool) -> None:
+def check_target(url: str, *, allow_loopback: bool, resolve: Resolver = resolve_host) -> Address:
     """Refuse ``url`` unless every address its host resolves to is public (or loopback, when allowed).
+
+    Returns the first of them: the address a delivery connects to.
 
     Raises
     ------
@@ -77,15 +105,17 @@ def check_target(url: str, *, allow_loopback: bool) -> None:
         raise CallbackRefused(f"callback URL {safe_url(url)!r} must be http(s) with a host")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+        addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in resolve(parts.hostname, port)]
     except (OSError, ValueError) as exc:
         raise CallbackError(f"callback host {parts.hostname!r} does not resolve: {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+    if not addresses:
+        raise CallbackError(f"callback host {parts.hostname!r} resolves to no address")
+    for address in addresses:
         if _forbidden(address, allow_loopback):
             raise CallbackRefused(
                 f"callback host {parts.hostname!r} resolves to {address}, which is not a public address"
             )
+    return addresses[0]
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -101,8 +131,21 @@ def verify(secret: str, timestamp: int, body: bytes, signature: str, *, max_age_
     return hmac.compare_digest(sign(secret, timestamp, body), signature)
 
 
-def deliver(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float, allow_loopback: bool) -> int:
-    """Check the target, then POST the signed payload once; returns the HTTP status.
+def deliver(
+    url: str,
+    payload: dict[str, Any],
+    *,
+    secret: str,
+    timeout_s: float,
+    allow_loopback: bool,
+    resolve: Resolver = resolve_host,
+    tls_context: ssl.SSLContext | None = None,
+) -> int:
+    """Check the target, then POST the signed payload once to the address checked; returns the HTTP status.
+
+    ``resolve`` answers the host's addresses (the system resolver unless
+    given); ``tls_context`` the certificates an https receiver is checked
+    against (default: certifi's).
 
     Raises
     ------
@@ -112,17 +155,27 @@ def deliver(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float,
     CallbackError
         On a network error or another non-2xx answer (transient: the caller retries).
     """
-    check_target(url, allow_loopback=allow_loopback)
+    address = check_target(url, allow_loopback=allow_loopback, resolve=resolve)
+    named = httpx.URL(url)
     body = json.dumps(payload, sort_keys=True).encode()
     timestamp = int(time.time())
     headers = {
+        "Host": named.netloc.decode("ascii"),
         "Content-Type": "application/json",
         "X-Choreo-Timestamp": str(timestamp),
         "X-Choreo-Signature": sign(secret, timestamp, body),
     }
     shown = safe_url(url)
     try:
-        answer = httpx.post(url, content=body, headers=headers, timeout=timeout_s, follow_redirects=False)
+        with httpx.Client(
+            verify=tls_context or True, trust_env=False, follow_redirects=False, timeout=timeout_s
+        ) as client:
+            answer = client.post(
+                named.copy_with(host=str(address)),
+                content=body,
+                headers=headers,
+                extensions={"sni_hostname": named.raw_host.decode("ascii")},
+            )
     except httpx.HTTPError as exc:
         raise CallbackError(f"callback to {shown} failed: {type(exc).__name__}") from None
     if answer.is_redirect:
