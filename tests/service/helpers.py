@@ -6,13 +6,17 @@ import hashlib
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import redis
+import soundfile as sf
 
 from choreo.service.context import ServiceContext
-from choreo.service.localstack import LocalStack
+from choreo.service.localstack import LocalStack, free_ports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
@@ -134,3 +138,44 @@ def ensure_studio_built() -> Path:
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=STUDIO, check=True, capture_output=True)
     subprocess.run(["node", "build.mjs"], cwd=STUDIO, check=True, capture_output=True)
     return index.parent
+
+
+def cut_songs(folder: Path, n: int, *, seconds: float) -> list[Path]:
+    """``n`` distinct cuts of the test songs, ``seconds`` long each (WAV), from 10 s in."""
+    cuts: list[Path] = []
+    for part in range(n):
+        source = list(SONGS.values())[part % len(SONGS)]
+        rate = sf.info(source).samplerate
+        start = int((10 + (part // len(SONGS)) * seconds) * rate)
+        data, _ = sf.read(source, start=start, frames=int(seconds * rate), dtype="float32")
+        cuts.append(folder / f"cut{part}_{source.stem[:20]}.wav")
+        sf.write(cuts[-1], data, rate)
+    return cuts
+
+
+@contextmanager
+def redis_server_of_its_own(folder: Path) -> Iterator[str]:
+    """Run a ``redis-server`` on a free loopback port (no persistence) for one stack; yields its URL."""
+    (port,) = free_ports(1)
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", "",
+         "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError(f"redis-server on port {port} did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
