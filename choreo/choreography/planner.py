@@ -110,13 +110,11 @@ def _bars(music: MusicStructure) -> _Bars:
         starts = starts.copy()
         starts[0] = 0.0
     bounds = np.append(starts, float(music.duration_s))
-    beats_s = np.asarray(music.beat_times, dtype=np.float64)
-    inside = [
-        np.concatenate(
-            [[bounds[k]], beats_s[(beats_s > bounds[k] + 0.05) & (beats_s < bounds[k + 1] - 0.05)]]
-        )
-        for k in range(starts.size)
-    ]
+    beats_s = np.asarray(music.beat_times, dtype=np.float64)  # increasing
+    # each bar's start and the beats more than 50 ms inside it
+    first = np.searchsorted(beats_s, bounds[:-1] + 0.05, side="right")
+    stop = np.searchsorted(beats_s, bounds[1:] - 0.05, side="left")
+    inside = [np.concatenate([[bounds[k]], beats_s[first[k] : stop[k]]]) for k in range(starts.size)]
     points = [
         [
             np.concatenate([*inside[k : k + j], [bounds[k + j]]]) if k + j <= starts.size else None
@@ -129,13 +127,13 @@ def _bars(music: MusicStructure) -> _Bars:
     section_start = np.concatenate([[0], np.nonzero(labels[1:] != labels[:-1])[0] + 1])
     first_start: dict[int, int] = {}
     for i, s in enumerate(section_start):
-        stop = section_start[i + 1] if i + 1 < section_start.size else starts.size
+        stop_at = section_start[i + 1] if i + 1 < section_start.size else starts.size
         label = int(labels[s])
         if label < 0:
             continue
         if label in first_start:
             origin = first_start[label]
-            for k in range(s, stop):
+            for k in range(s, stop_at):
                 if origin + k - s < s:
                     repeat_of[k] = origin + k - s
         else:
@@ -150,6 +148,78 @@ def _energy_target(bar_energy: float, level: str) -> float:
     return base + 0.2 * bar_energy
 
 
+class _Tables:
+    """The library's arrays the search reads for every candidate, laid out once per library.
+
+    Gathering one row block per candidate (instead of a dozen library arrays, each
+    converted on the way) is what keeps a bar's search cheap; the continuation
+    tables hold, per style and set of phrase lengths, each key's candidate
+    phrases and their transition costs, as the search looks them up.
+    """
+
+    def __init__(self, library: PhraseLibrary):
+        self.lib = library
+        first, last = library.phrase_seconds
+        self.n_secs = int(last.max()) + 1
+        span = int((last - first).max()) + 1
+        self.secs = np.minimum(first[:, None] + np.arange(span), last[:, None])
+        """[P, span] each phrase's source seconds, the last one repeated to fill the row."""
+        self.attr = np.stack(
+            [
+                library.phrase_duration_s,
+                library.energy_rank,
+                library.phrase_stop_share,
+                library.phrase_move[:, 0].astype(np.float64),
+                library.phrase_move[:, 1].astype(np.float64),
+                library.phrase_turn.astype(np.float64),
+            ]
+        )
+        """[6, P] duration, energy rank, stop share, move x and z, turn."""
+        self.length = np.searchsorted(np.array(PHRASE_BEATS), library.phrase_beats)
+        """[P] index of each phrase's length in PHRASE_BEATS."""
+        self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
+        self._continuations: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+        self._pools: dict[tuple[int, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]] = {}
+
+    def continuations(self, style: int, columns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Per key, the phrases of ``columns``' lengths starting at its cheapest continuation keys in
+        ``style`` ``[2K, T * len(columns)]`` (-1 where none), and their transition costs (inf where none)."""
+        found = self._continuations.get((style, columns))
+        if found is None:
+            lib = self.lib
+            keys = lib.next_key[:, style]
+            cost = np.where(keys >= 0, lib.next_cost[:, style].astype(np.float64), np.inf)
+            phrases = lib.start_phrases[np.maximum(keys, 0)][:, :, list(columns)].reshape(keys.shape[0], -1)
+            found = phrases, np.repeat(cost, len(columns), axis=1)
+            self._continuations[(style, columns)] = found
+        return found
+
+    def pool(self, style: int, lengths: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray]:
+        """The style's phrases (of ``lengths`` beats, or all) and their durations, in library order."""
+        found = self._pools.get((style, lengths))
+        if found is None:
+            pool = self.style_phrases[style]
+            if lengths is not None:
+                pool = pool[np.isin(self.lib.phrase_beats[pool], lengths)]
+            found = pool, self.lib.phrase_duration_s[pool]
+            self._pools[(style, lengths)] = found
+        return found
+
+
+_TABLES: dict[int, tuple[PhraseLibrary, _Tables]] = {}
+
+
+def _tables(library: PhraseLibrary) -> _Tables:
+    """The search tables of ``library``, made on its first plan and kept for the last few libraries."""
+    entry = _TABLES.get(id(library))
+    if entry is None or entry[0] is not library:
+        if len(_TABLES) >= 4:
+            del _TABLES[next(iter(_TABLES))]
+        entry = (library, _Tables(library))
+        _TABLES[id(library)] = entry
+    return entry[1]
+
+
 @dataclass
 class _Beam:
     """Hypotheses ending at one bar, as parallel arrays."""
@@ -161,8 +231,7 @@ class _Beam:
     yaw: np.ndarray
     last_use: np.ndarray  # [H, source seconds] bar of last use
     at_bar: np.ndarray  # [H, bars] phrase started at each bar, -1 if none
-    node: np.ndarray  # index into the node list (the plan so far)
-    styles_used: np.ndarray  # fallbacks taken so far
+    node: np.ndarray  # index into the node records (the plan so far)
 
     @classmethod
     def concat(cls, beams: list[_Beam]) -> _Beam:
@@ -185,21 +254,32 @@ class _Search:
         beats_per_bar: int,
     ):
         self.lib = library
+        self.t = _tables(library)
         self.bars = bars
         self.w = weights
         self.energy = energy
         self.rng = np.random.default_rng(seed)
-        self.sec0, self.sec1 = library.phrase_seconds
-        self.span_secs = int((self.sec1 - self.sec0).max()) + 1
-        self.n_secs = int(self.sec1.max()) + 1
-        self.nodes: list[tuple] = [()]
-        lengths = np.array(PHRASE_BEATS)
+        # the node records: per advance, parent node, bar, phrase, bars, beat ratio, stretch, repeated bar
+        self.records: list[tuple] = []
+        self.n_nodes = 1  # node 0 is the empty plan
         self.meter = beats_per_bar
         fits = PHRASE_BEATS_BY_METER[beats_per_bar]
-        self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
-        self.meter_columns = np.nonzero(np.isin(lengths, fits))[0]
-        self.all_columns = np.arange(lengths.size)
+        self.meter_columns = tuple(int(c) for c in np.nonzero(np.isin(PHRASE_BEATS, fits))[0])
+        self.all_columns = tuple(range(len(PHRASE_BEATS)))
         self.limit_m = weights.area_half_m - weights.area_margin_m
+        # the candidates' attributes, with the stop cost weighted for this run
+        self.attr = self.t.attr.copy()
+        self.attr[2] = weights.stops * (1.0 - self.attr[2])
+        # per bar and span of 1 or 2 bars: duration, song beats, steady
+        n = bars.n_bars
+        self.spans = [
+            [
+                (j, bars.points[k][j - 1], bool(bars.steady[k : k + j].all()))
+                for j in (1, 2)
+                if bars.points[k][j - 1] is not None and k + j <= n
+            ]
+            for k in range(n)
+        ]
 
     def candidates(
         self, beam: _Beam | None, style: int, steady: bool
@@ -210,21 +290,18 @@ class _Search:
         candidates; over unsteady bars every length is.
         """
         lib = self.lib
-        pool = lib.style_start_keys[style]
+        columns = self.meter_columns if steady else self.all_columns
         if beam is None:
+            pool = lib.style_start_keys[style]
             standing = pool[~lib.key_floor[pool]]
             pool = standing if standing.size else pool
             keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
-            tc = np.zeros(keys.shape)
+            phrases = lib.start_phrases[keys][:, :, list(columns)].reshape(1, -1)
+            tc = np.zeros(phrases.shape)
         else:
-            keys = lib.next_key[beam.key, style]
-            tc = lib.next_cost[beam.key, style].astype(np.float64)
-        tc = np.where(keys >= 0, tc, np.inf)
-        columns = self.meter_columns if steady else self.all_columns
-        phrases = lib.start_phrases[np.maximum(keys, 0)][:, :, columns].reshape(keys.shape[0], -1)
-        tc = np.repeat(tc, columns.size, axis=1)
-        repeat = np.zeros(phrases.shape, dtype=bool)
-        return phrases, tc, repeat
+            table, cost = self.t.continuations(style, columns)
+            phrases, tc = table[beam.key], cost[beam.key]
+        return phrases, tc, np.zeros(phrases.shape, dtype=bool)
 
     def fresh(
         self, beam: _Beam | None, bar: int, style: int, steady: bool
@@ -236,25 +313,20 @@ class _Search:
         """
         if beam is None:
             return None
-        lib = self.lib
-        durations = [
-            self.bars.points[bar][j - 1][-1] - self.bars.points[bar][j - 1][0]
-            for j in (1, 2)
-            if self.bars.points[bar][j - 1] is not None and bar + j <= self.bars.n_bars
-        ]
-        pool = self.style_phrases[style]
-        duration = lib.phrase_duration_s[pool]
-        fits = np.zeros(pool.size, dtype=bool)
-        for d in durations:
-            fits |= (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
-        if steady:
-            fits &= np.isin(lib.phrase_beats[pool], PHRASE_BEATS_BY_METER[self.meter])
+        pool, duration = self.t.pool(style, PHRASE_BEATS_BY_METER[self.meter] if steady else None)
+        fits = None
+        for _, points, _ in self.spans[bar]:
+            d = points[-1] - points[0]
+            span_fits = (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
+            fits = span_fits if fits is None else fits | span_fits
+        if fits is None:
+            return None
         pool = pool[fits]
         if pool.size == 0:
             return None
         chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False)
         phrases = np.broadcast_to(chosen, (beam.key.size, chosen.size))
-        return phrases, lib.transition_cost(beam.key, lib.phrase_key[chosen]).astype(np.float64)
+        return phrases, self.lib.transition_cost(beam.key, self.lib.phrase_key[chosen]).astype(np.float64)
 
     def repeats(self, beam: _Beam, bar: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The phrases the first occurrence of a repeated section danced at this bar, and their mirrors."""
@@ -275,8 +347,12 @@ class _Search:
         return phrases, tc, np.ones(phrases.shape, dtype=bool)
 
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: bool) -> list[tuple[int, _Beam]]:
-        """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs."""
-        lib, w, bars = self.lib, self.w, self.bars
+        """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
+
+        Every candidate's cost for one and for two bars is computed in one pass over ``[spans, H, C]``
+        arrays; each term is the same elementwise arithmetic as for a single span.
+        """
+        w, bars = self.w, self.bars
         steady_here = bool(bars.steady[bar]) and not relaxed
         phrases, tc, repeat = self.candidates(beam, style, steady_here)
         fresh = self.fresh(beam, bar, style, steady_here)
@@ -292,128 +368,153 @@ class _Search:
                 repeat = np.concatenate([repeat, extra[2]], axis=1)
         valid = (phrases >= 0) & np.isfinite(tc)
         p = np.maximum(phrases, 0)
-        beats = lib.phrase_beats[p].astype(np.float64)
-        duration = lib.phrase_duration_s[p]
-        energy_rank = lib.energy_rank[p]
-        stop_share = lib.phrase_stop_share[p]
-        h = np.arange(phrases.shape[0])[:, None]
+        duration, energy_rank, stops, move_x, move_z, turn = self.attr[:, p]
         if beam is not None:
             c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
-            move = lib.phrase_move[p]
-            x = beam.x[:, None] + c * move[..., 0] + s * move[..., 1]
-            z = beam.z[:, None] - s * move[..., 0] + c * move[..., 1]
-            yaw = beam.yaw[:, None] + lib.phrase_turn[p]
+            x = beam.x[:, None] + c * move_x + s * move_z
+            z = beam.z[:, None] - s * move_x + c * move_z
+            yaw = beam.yaw[:, None] + turn
             excess = (
                 np.maximum(np.abs(x) - self.limit_m, 0) ** 2 + np.maximum(np.abs(z) - self.limit_m, 0) ** 2
             )
             facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + yaw))) * 0.5
-            secs = np.minimum(self.sec0[p][..., None] + np.arange(self.span_secs), self.sec1[p][..., None])
-            recent = (bar - beam.last_use[h[..., None], secs]).min(axis=-1) < REUSE_BARS
+            h = np.arange(phrases.shape[0])[:, None, None]
+            recent = bar - beam.last_use[h, self.t.secs[p]].max(axis=-1) < REUSE_BARS
             base = beam.cost[:, None] + w.transition * tc + w.reuse * (recent & ~repeat)
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience
-            x, z = lib.phrase_move[p][..., 0], lib.phrase_move[p][..., 1]
-            yaw = lib.phrase_turn[p].astype(np.float64)
+            x, z, yaw = move_x, move_z, turn
             base = w.transition * tc
             per_bar = np.zeros(phrases.shape)
-        out = []
         lo, hi = _RELAXED_STRETCH if relaxed else (MIN_STRETCH, MAX_STRETCH)
-        for j in (1, 2):
-            points = bars.points[bar][j - 1]
-            if points is None or bar + j > bars.n_bars:
+        spans = [(j, points, steady and not relaxed) for j, points, steady in self.spans[bar]]
+        if not spans:
+            return []
+        lengths = np.array(PHRASE_BEATS)
+        # per span: its bars, duration, song beats m, steady; the lengths that fit and those not 1:1
+        n_bars = np.array([j for j, _, _ in spans])[:, None, None]
+        span_s = np.array([points[-1] - points[0] for _, points, _ in spans])[:, None, None]
+        m = [points.size - 1 if steady else 1 for _, points, steady in spans]
+        steady_j = np.array([steady for _, _, steady in spans])
+        fits = np.array(
+            [
+                (lengths == mj) | (lengths == 2 * mj) | (2 * lengths == mj)
+                if st
+                else np.ones(lengths.size, bool)
+                for mj, (_, _, st) in zip(m, spans, strict=True)
+            ]
+        )
+        off_ratio = w.ratio * (steady_j[:, None] & (lengths != np.array(m)[:, None]))
+        target = np.array(
+            [_energy_target(float(bars.energy[bar : bar + j].mean()), self.energy) for j, _, _ in spans]
+        )[:, None, None]
+        stretch = span_s / duration
+        ok = valid & (stretch >= lo) & (stretch <= hi) & fits[:, self.t.length[p]]
+        any_ok = ok.reshape(len(spans), -1).any(axis=1)
+        if not any_ok.any():
+            return []
+        cost = base + n_bars * (
+            per_bar
+            + w.energy * (energy_rank - target) ** 2
+            + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
+            + off_ratio[:, self.t.length[p]]
+            + stops * steady_j[:, None, None]
+        )
+        out = []
+        for i, (j, _, steady) in enumerate(spans):
+            if not any_ok[i]:
                 continue
-            steady = bool(bars.steady[bar : bar + j].all()) and not relaxed
-            m = points.size - 1 if steady else 1
-            stretch = (points[-1] - points[0]) / duration
-            ok = valid & (stretch >= lo) & (stretch <= hi)
-            ratio = beats / m if steady else np.zeros(phrases.shape)
-            if steady:
-                ok &= (ratio == 1.0) | (ratio == 2.0) | (ratio == 0.5)
-            if not ok.any():
-                continue
-            target = _energy_target(float(bars.energy[bar : bar + j].mean()), self.energy)
-            cost = base + j * (
-                per_bar
-                + w.energy * (energy_rank - target) ** 2
-                + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
-                + w.ratio * (steady & (ratio != 1.0))
-                + w.stops * (1.0 - stop_share) * steady
-            )
-            cost = cost + w.noise * self.rng.random(cost.shape)
-            cost = np.where(ok, cost, np.inf)
-            flat = cost.ravel()
-            k = min(_KEEP_PER_SPAN, int(ok.sum()))
+            noisy = cost[i] + w.noise * self.rng.random(cost[i].shape)
+            noisy = np.where(ok[i], noisy, np.inf)
+            flat = noisy.ravel()
+            k = min(_KEEP_PER_SPAN, int(ok[i].sum()))
             best = np.argpartition(flat, k - 1)[:k]
-            rows, cols = np.unravel_index(best, cost.shape)
-            out.append(
-                (
-                    bar + j,
-                    self.advance(
-                        beam, bar, j, rows, cols, p, flat[best], x, z, yaw, ratio, stretch, repeat, style
-                    ),
-                )
+            rows, cols = np.unravel_index(best, noisy.shape)
+            chosen = p[rows, cols]
+            ratio = self.lib.phrase_beats[chosen] / m[i] if steady else np.zeros(chosen.size)
+            origin = np.where(repeat[rows, cols], bars.repeat_of[bar], -1)
+            place = (x[rows, cols], z[rows, cols], yaw[rows, cols])
+            new = self.advance(
+                beam, bar, j, rows, chosen, flat[best], place, ratio, stretch[i, rows, cols], origin
             )
+            out.append((bar + j, new))
         return out
 
-    def advance(self, beam, bar, j, rows, cols, p, cost, x, z, yaw, ratio, stretch, repeat, style) -> _Beam:
-        lib = self.lib
-        chosen = p[rows, cols]
+    def advance(
+        self,
+        beam: _Beam | None,
+        bar: int,
+        j: int,
+        rows: np.ndarray,
+        chosen: np.ndarray,
+        cost: np.ndarray,
+        place: tuple[np.ndarray, np.ndarray, np.ndarray],
+        ratio: np.ndarray,
+        stretch: np.ndarray,
+        origin: np.ndarray,
+    ) -> _Beam:
+        """The hypotheses that dance ``chosen`` from ``bar`` over ``j`` bars after ``beam``'s ``rows``,
+        ending at ``place`` (x, z, yaw), with the node records of their segments."""
         n = chosen.size
         if beam is None:
-            last_use = np.full((n, self.n_secs), -(10**6), dtype=np.int32)
+            last_use = np.full((n, self.t.n_secs), -(10**6), dtype=np.int32)
             at_bar = np.full((n, self.bars.n_bars), -1, dtype=np.int32)
             parent = np.zeros(n, dtype=np.int64)
-            styles_used = np.zeros(n, dtype=np.int64)
         else:
             last_use = beam.last_use[rows]
             at_bar = beam.at_bar[rows]
             parent = beam.node[rows]
-            styles_used = beam.styles_used[rows]
         at_bar[:, bar] = chosen
-        nodes = np.empty(n, dtype=np.int64)
-        for i in range(n):
-            q = int(chosen[i])
-            last_use[i, self.sec0[q] : self.sec1[q] + 1] = bar
-            nodes[i] = len(self.nodes)
-            origin = int(self.bars.repeat_of[bar]) if repeat[rows[i], cols[i]] else None
-            self.nodes.append(
-                (
-                    int(parent[i]),
-                    bar,
-                    q,
-                    j,
-                    float(ratio[rows[i], cols[i]]),
-                    float(stretch[rows[i], cols[i]]),
-                    origin,
-                )
-            )
+        last_use[np.arange(n)[:, None], self.t.secs[chosen]] = bar
+        nodes = np.arange(self.n_nodes, self.n_nodes + n)
+        self.n_nodes += n
+        self.records.append((parent, np.full(n, bar), chosen, np.full(n, j), ratio, stretch, origin))
         return _Beam(
-            cost=cost,
-            key=(lib.phrase_key[chosen] + lib.phrase_beats[chosen]).astype(np.int64),
-            x=x[rows, cols],
-            z=z[rows, cols],
-            yaw=yaw[rows, cols],
-            last_use=last_use,
-            at_bar=at_bar,
-            node=nodes,
-            styles_used=styles_used,
+            cost,
+            (self.lib.phrase_key[chosen] + self.lib.phrase_beats[chosen]).astype(np.int64),
+            *place,
+            last_use,
+            at_bar,
+            nodes,
         )
 
     def segments(self, node: int) -> list[tuple]:
+        """The plan that ends at ``node``: per segment its bar, phrase, bars, beat ratio, stretch and
+        the bar it dances again (None if none)."""
+        parent, bar, phrase, n_bars, ratio, stretch, origin = (
+            np.concatenate([[0], *column]) for column in zip(*self.records, strict=True)
+        )
         out = []
         while node:
-            parent, *segment = self.nodes[node]
-            out.append(tuple(segment))
-            node = parent
+            repeat = int(origin[node])
+            out.append(
+                (
+                    int(bar[node]),
+                    int(phrase[node]),
+                    int(n_bars[node]),
+                    float(ratio[node]),
+                    float(stretch[node]),
+                    repeat if repeat >= 0 else None,
+                )
+            )
+            node = int(parent[node])
         return out[::-1]
 
 
 def _prune(beams: list[_Beam]) -> _Beam:
-    merged = _Beam.concat(beams)
+    """The cheapest hypothesis per end key, the :data:`_BEAM` cheapest of those, cheapest first."""
+    merged = beams[0] if len(beams) == 1 else _Beam.concat(beams)
     order = np.argsort(merged.cost, kind="stable")
-    _, first = np.unique(merged.key[order], return_index=True)
-    keep = order[np.sort(first)][:_BEAM]
-    return merged.take(keep)
+    keys = merged.key.tolist()
+    seen: set[int] = set()
+    keep = []
+    for i in order.tolist():
+        if keys[i] not in seen:
+            seen.add(keys[i])
+            keep.append(i)
+            if len(keep) == _BEAM:
+                break
+    return merged.take(np.array(keep))
 
 
 def plan_dance(
