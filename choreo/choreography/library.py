@@ -239,13 +239,18 @@ class PhraseLibrary:
         dist = [float(np.sum((c - centroids[style]) ** 2)) for c in centroids]
         return [int(s) for s in np.argsort(dist, kind="stable")]
 
+    @cached_property
+    def key_features_f32(self) -> np.ndarray:
+        """[2K, D] the key features in float32, the precision transition costs are computed in."""
+        return self.key_features.astype(np.float32)
+
     def transition_cost(self, from_keys: np.ndarray, to_keys: np.ndarray) -> np.ndarray:
         """Transition costs ``[len(from_keys), len(to_keys)]`` computed afresh (inf across floor states).
 
         The same measure as the precomputed table, for pairs the table does not hold.
         """
-        a = self.key_features[from_keys].astype(np.float32)
-        b = self.key_features[to_keys].astype(np.float32)
+        features = self.key_features_f32
+        a, b = features[from_keys], features[to_keys]
         cost = np.mean((a[:, None, :] - b[None, :, :]) ** 2, axis=-1) * 3
         cost[self.key_floor[from_keys][:, None] != self.key_floor[to_keys][None, :]] = np.inf
         return cost

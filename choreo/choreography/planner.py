@@ -32,6 +32,7 @@ has no phrase for a stretch falls back to the nearest style, and the plan says s
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,19 +152,18 @@ def _energy_target(bar_energy: float, level: str) -> float:
 class _Tables:
     """The library's arrays the search reads for every candidate, laid out once per library.
 
-    Gathering one row block per candidate (instead of a dozen library arrays, each
-    converted on the way) is what keeps a bar's search cheap; the continuation
-    tables hold, per style and set of phrase lengths, each key's candidate
-    phrases and their transition costs, as the search looks them up.
+    One row gather per candidate (instead of a dozen library arrays, each
+    converted on the way) keeps a bar's search cheap; the continuation tables
+    hold, per style and set of phrase lengths, each key's candidate phrases and
+    their transition costs exactly as the search looks them up.
     """
 
     def __init__(self, library: PhraseLibrary):
         self.lib = library
         first, last = library.phrase_seconds
         self.n_secs = int(last.max()) + 1
-        span = int((last - first).max()) + 1
-        self.secs = np.minimum(first[:, None] + np.arange(span), last[:, None])
-        """[P, span] each phrase's source seconds, the last one repeated to fill the row."""
+        self.seconds = np.stack([first, last + 1], axis=1)
+        """[P, 2] each phrase's first source second and one past its last."""
         self.attr = np.stack(
             [
                 library.phrase_duration_s,
@@ -172,9 +172,10 @@ class _Tables:
                 library.phrase_move[:, 0].astype(np.float64),
                 library.phrase_move[:, 1].astype(np.float64),
                 library.phrase_turn.astype(np.float64),
-            ]
+            ],
+            axis=1,
         )
-        """[6, P] duration, energy rank, stop share, move x and z, turn."""
+        """[P, 6] duration, energy rank, stop share, move x and z, turn."""
         self.length = np.searchsorted(np.array(PHRASE_BEATS), library.phrase_beats)
         """[P] index of each phrase's length in PHRASE_BEATS."""
         self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
@@ -220,6 +221,45 @@ def _tables(library: PhraseLibrary) -> _Tables:
     return entry[1]
 
 
+@dataclass(frozen=True)
+class _Spans:
+    """Per bar ``[K, 2]``: its spans of one and of two bars (the last axis), as the costs read them."""
+
+    available: np.ndarray  # bool: the span ends inside the song
+    duration_s: np.ndarray  # song seconds (1 where not available)
+    target: np.ndarray  # energy target
+    steady: np.ndarray  # float, 1 where the span's beats are steady (and the search is not relaxed)
+    m: np.ndarray  # song beats a phrase's beats are counted against (1 where not steady)
+    fits: np.ndarray  # [K, lengths, 2] bool: a phrase of that length fits (False where not available)
+    off_ratio: np.ndarray  # [K, lengths, 2] the cost of a beat ratio other than 1
+
+
+def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: bool) -> _Spans:
+    n = bars.n_bars
+    k = np.arange(n)
+    nxt = np.minimum(k + 1, n - 1)
+    available = np.stack([np.ones(n, dtype=bool), k + 2 <= n], axis=1)
+    ends = np.minimum(k[:, None] + np.array([1, 2]), n)
+    duration = np.where(available, bars.starts[ends] - bars.starts[k][:, None], 1.0)
+    beats = np.array([bars.points[i][0].size - 1 for i in range(n)])
+    beats = np.stack([beats, beats + beats[nxt]], axis=1)
+    steady = np.stack([bars.steady, bars.steady & bars.steady[nxt]], axis=1) & available & (not relaxed)
+    m = np.where(steady, beats, 1)
+    lengths = np.array(PHRASE_BEATS)[None, :, None]
+    m3, steady3 = m[:, None, :], steady[:, None, :]
+    ratio_fits = (lengths == m3) | (lengths == 2 * m3) | (2 * lengths == m3)
+    energy_2 = (bars.energy + bars.energy[nxt]) / 2
+    return _Spans(
+        available=available,
+        duration_s=duration,
+        target=_energy_target(np.stack([bars.energy, energy_2], axis=1), energy),
+        steady=steady.astype(np.float64),
+        m=m,
+        fits=np.where(steady3, ratio_fits, True) & available[:, None, :],
+        off_ratio=weights.ratio * (steady3 & (lengths != m3)),
+    )
+
+
 @dataclass
 class _Beam:
     """Hypotheses ending at one bar, as parallel arrays."""
@@ -231,7 +271,7 @@ class _Beam:
     yaw: np.ndarray
     last_use: np.ndarray  # [H, source seconds] bar of last use
     at_bar: np.ndarray  # [H, bars] phrase started at each bar, -1 if none
-    node: np.ndarray  # index into the node records (the plan so far)
+    node: np.ndarray  # node ids (the plan so far)
 
     @classmethod
     def concat(cls, beams: list[_Beam]) -> _Beam:
@@ -259,9 +299,11 @@ class _Search:
         self.w = weights
         self.energy = energy
         self.rng = np.random.default_rng(seed)
-        # the node records: per advance, parent node, bar, phrase, bars, beat ratio, stretch, repeated bar
-        self.records: list[tuple] = []
-        self.n_nodes = 1  # node 0 is the empty plan
+        # node records, one chunk per advance: its first node id and (parent, bar, phrase, bars,
+        # beat ratio, stretch, repeated bar or -1) of its nodes; node 0 is the empty plan
+        self.chunk_start: list[int] = []
+        self.chunks: list[tuple] = []
+        self.n_nodes = 1
         self.meter = beats_per_bar
         fits = PHRASE_BEATS_BY_METER[beats_per_bar]
         self.meter_columns = tuple(int(c) for c in np.nonzero(np.isin(PHRASE_BEATS, fits))[0])
@@ -269,17 +311,14 @@ class _Search:
         self.limit_m = weights.area_half_m - weights.area_margin_m
         # the candidates' attributes, with the stop cost weighted for this run
         self.attr = self.t.attr.copy()
-        self.attr[2] = weights.stops * (1.0 - self.attr[2])
-        # per bar and span of 1 or 2 bars: duration, song beats, steady
-        n = bars.n_bars
-        self.spans = [
-            [
-                (j, bars.points[k][j - 1], bool(bars.steady[k : k + j].all()))
-                for j in (1, 2)
-                if bars.points[k][j - 1] is not None and k + j <= n
-            ]
-            for k in range(n)
-        ]
+        self.attr[:, 2] = weights.stops * (1.0 - self.attr[:, 2])
+        self.spans = {False: _spans(bars, weights, energy, False)}
+        self.span_bars = np.array([1, 2])
+
+    def spans_of(self, relaxed: bool) -> _Spans:
+        if relaxed not in self.spans:
+            self.spans[relaxed] = _spans(self.bars, self.w, self.energy, relaxed)
+        return self.spans[relaxed]
 
     def candidates(
         self, beam: _Beam | None, style: int, steady: bool
@@ -314,18 +353,18 @@ class _Search:
         if beam is None:
             return None
         pool, duration = self.t.pool(style, PHRASE_BEATS_BY_METER[self.meter] if steady else None)
-        fits = None
-        for _, points, _ in self.spans[bar]:
-            d = points[-1] - points[0]
-            span_fits = (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
-            fits = span_fits if fits is None else fits | span_fits
-        if fits is None:
-            return None
+        spans = self.spans[False]
+        fits = (duration >= spans.duration_s[bar, 0] / MAX_STRETCH) & (
+            duration <= spans.duration_s[bar, 0] / MIN_STRETCH
+        )
+        if spans.available[bar, 1]:
+            d = spans.duration_s[bar, 1]
+            fits |= (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
         pool = pool[fits]
         if pool.size == 0:
             return None
         chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False)
-        phrases = np.broadcast_to(chosen, (beam.key.size, chosen.size))
+        phrases = chosen[None].repeat(beam.key.size, axis=0)
         return phrases, self.lib.transition_cost(beam.key, self.lib.phrase_key[chosen]).astype(np.float64)
 
     def repeats(self, beam: _Beam, bar: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -339,20 +378,34 @@ class _Search:
         safe = np.maximum(p0, 0)
         phrases = np.stack([safe, self.lib.mirror_phrase[safe]], axis=1)
         start = self.lib.phrase_key[phrases]
-        features = self.lib.key_features
-        diff = features[start].astype(np.float32) - features[beam.key][:, None].astype(np.float32)
+        features = self.lib.key_features_f32
+        diff = features[start] - features[beam.key][:, None]
         tc = (np.mean(diff**2, axis=-1) * 3).astype(np.float64)
         tc[self.lib.key_floor[start] != self.lib.key_floor[beam.key][:, None]] = np.inf
         tc[p0 < 0] = np.inf
         return phrases, tc, np.ones(phrases.shape, dtype=bool)
 
+    def recent(self, beam: _Beam, bar: int, p: np.ndarray) -> np.ndarray:
+        """[H, C] whether any source second of candidate ``p`` was danced within REUSE_BARS bars.
+
+        Counted by prefix sums over each hypothesis's recently used seconds, so a
+        candidate costs two lookups whatever its length.
+        """
+        h, n = beam.last_use.shape
+        counts = np.zeros((h, n + 1), dtype=np.int32)
+        np.cumsum(beam.last_use > bar - REUSE_BARS, axis=1, out=counts[:, 1:])
+        index = self.t.seconds[p] + (np.arange(h) * (n + 1))[:, None, None]
+        hits = counts.take(index)
+        return hits[..., 1] > hits[..., 0]
+
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: bool) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
 
-        Every candidate's cost for one and for two bars is computed in one pass over ``[spans, H, C]``
-        arrays; each term is the same elementwise arithmetic as for a single span.
+        Every candidate's cost for one and for two bars is computed in one pass over ``[H, C, 2]``
+        arrays (the last axis the span); each term is the same elementwise arithmetic as for one span.
         """
         w, bars = self.w, self.bars
+        spans = self.spans_of(relaxed)
         steady_here = bool(bars.steady[bar]) and not relaxed
         phrases, tc, repeat = self.candidates(beam, style, steady_here)
         fresh = self.fresh(beam, bar, style, steady_here)
@@ -368,76 +421,63 @@ class _Search:
                 repeat = np.concatenate([repeat, extra[2]], axis=1)
         valid = (phrases >= 0) & np.isfinite(tc)
         p = np.maximum(phrases, 0)
-        duration, energy_rank, stops, move_x, move_z, turn = self.attr[:, p]
+        a = self.attr[p]  # [H, C, 6]: duration, energy rank, stop cost, move x, move z, turn
+        move_x, move_z = a[..., 3], a[..., 4]
         if beam is not None:
             c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
             x = beam.x[:, None] + c * move_x + s * move_z
             z = beam.z[:, None] - s * move_x + c * move_z
-            yaw = beam.yaw[:, None] + turn
+            yaw = beam.yaw[:, None] + a[..., 5]
             excess = (
                 np.maximum(np.abs(x) - self.limit_m, 0) ** 2 + np.maximum(np.abs(z) - self.limit_m, 0) ** 2
             )
             facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + yaw))) * 0.5
-            h = np.arange(phrases.shape[0])[:, None, None]
-            recent = bar - beam.last_use[h, self.t.secs[p]].max(axis=-1) < REUSE_BARS
-            base = beam.cost[:, None] + w.transition * tc + w.reuse * (recent & ~repeat)
+            base = beam.cost[:, None] + w.transition * tc + w.reuse * (self.recent(beam, bar, p) & ~repeat)
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience
-            x, z, yaw = move_x, move_z, turn
+            x, z, yaw = move_x, move_z, a[..., 5]
             base = w.transition * tc
             per_bar = np.zeros(phrases.shape)
         lo, hi = _RELAXED_STRETCH if relaxed else (MIN_STRETCH, MAX_STRETCH)
-        spans = [(j, points, steady and not relaxed) for j, points, steady in self.spans[bar]]
-        if not spans:
-            return []
-        lengths = np.array(PHRASE_BEATS)
-        # per span: its bars, duration, song beats m, steady; the lengths that fit and those not 1:1
-        n_bars = np.array([j for j, _, _ in spans])[:, None, None]
-        span_s = np.array([points[-1] - points[0] for _, points, _ in spans])[:, None, None]
-        m = [points.size - 1 if steady else 1 for _, points, steady in spans]
-        steady_j = np.array([steady for _, _, steady in spans])
-        fits = np.array(
-            [
-                (lengths == mj) | (lengths == 2 * mj) | (2 * lengths == mj)
-                if st
-                else np.ones(lengths.size, bool)
-                for mj, (_, _, st) in zip(m, spans, strict=True)
-            ]
-        )
-        off_ratio = w.ratio * (steady_j[:, None] & (lengths != np.array(m)[:, None]))
-        target = np.array(
-            [_energy_target(float(bars.energy[bar : bar + j].mean()), self.energy) for j, _, _ in spans]
-        )[:, None, None]
-        stretch = span_s / duration
-        ok = valid & (stretch >= lo) & (stretch <= hi) & fits[:, self.t.length[p]]
-        any_ok = ok.reshape(len(spans), -1).any(axis=1)
+        length = self.t.length[p]
+        stretch = spans.duration_s[bar] / a[..., 0:1]
+        ok = valid[..., None] & (stretch >= lo) & (stretch <= hi) & spans.fits[bar][length]
+        any_ok = ok.any(axis=(0, 1))
         if not any_ok.any():
             return []
-        cost = base + n_bars * (
-            per_bar
-            + w.energy * (energy_rank - target) ** 2
+        cost = base[..., None] + self.span_bars * (
+            per_bar[..., None]
+            + w.energy * (a[..., 1:2] - spans.target[bar]) ** 2
             + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
-            + off_ratio[:, self.t.length[p]]
-            + stops * steady_j[:, None, None]
+            + spans.off_ratio[bar][length]
+            + a[..., 2:3] * spans.steady[bar]
         )
         out = []
-        for i, (j, _, steady) in enumerate(spans):
+        for i in (0, 1):
             if not any_ok[i]:
                 continue
-            noisy = cost[i] + w.noise * self.rng.random(cost[i].shape)
-            noisy = np.where(ok[i], noisy, np.inf)
+            noisy = np.where(ok[..., i], cost[..., i] + w.noise * self.rng.random(phrases.shape), np.inf)
             flat = noisy.ravel()
-            k = min(_KEEP_PER_SPAN, int(ok[i].sum()))
-            best = np.argpartition(flat, k - 1)[:k]
-            rows, cols = np.unravel_index(best, noisy.shape)
-            chosen = p[rows, cols]
-            ratio = self.lib.phrase_beats[chosen] / m[i] if steady else np.zeros(chosen.size)
-            origin = np.where(repeat[rows, cols], bars.repeat_of[bar], -1)
-            place = (x[rows, cols], z[rows, cols], yaw[rows, cols])
+            k = min(_KEEP_PER_SPAN, int(np.count_nonzero(ok[..., i])))
+            best = flat.argpartition(k - 1)[:k]
+            chosen = p.take(best)
+            if spans.steady[bar, i]:
+                ratio = self.lib.phrase_beats[chosen] / spans.m[bar, i]
+            else:
+                ratio = np.zeros(chosen.size)
             new = self.advance(
-                beam, bar, j, rows, chosen, flat[best], place, ratio, stretch[i, rows, cols], origin
+                beam,
+                bar,
+                i + 1,
+                best // phrases.shape[1],
+                chosen,
+                flat[best],
+                (x.take(best), z.take(best), yaw.take(best)),
+                ratio,
+                stretch[..., i].take(best),
+                repeat.take(best) * (bars.repeat_of[bar] + 1) - 1,
             )
-            out.append((bar + j, new))
+            out.append((bar + i + 1, new))
         return out
 
     def advance(
@@ -465,10 +505,13 @@ class _Search:
             at_bar = beam.at_bar[rows]
             parent = beam.node[rows]
         at_bar[:, bar] = chosen
-        last_use[np.arange(n)[:, None], self.t.secs[chosen]] = bar
+        first, stop = self.t.seconds[chosen].T
+        for i in range(n):
+            last_use[i, first[i] : stop[i]] = bar
+        self.chunk_start.append(self.n_nodes)
+        self.chunks.append((parent, bar, chosen, j, ratio, stretch, origin))
         nodes = np.arange(self.n_nodes, self.n_nodes + n)
         self.n_nodes += n
-        self.records.append((parent, np.full(n, bar), chosen, np.full(n, j), ratio, stretch, origin))
         return _Beam(
             cost,
             (self.lib.phrase_key[chosen] + self.lib.phrase_beats[chosen]).astype(np.int64),
@@ -481,23 +524,23 @@ class _Search:
     def segments(self, node: int) -> list[tuple]:
         """The plan that ends at ``node``: per segment its bar, phrase, bars, beat ratio, stretch and
         the bar it dances again (None if none)."""
-        parent, bar, phrase, n_bars, ratio, stretch, origin = (
-            np.concatenate([[0], *column]) for column in zip(*self.records, strict=True)
-        )
         out = []
         while node:
-            repeat = int(origin[node])
+            c = bisect_right(self.chunk_start, node) - 1
+            i = node - self.chunk_start[c]
+            parent, bar, phrase, n_bars, ratio, stretch, origin = self.chunks[c]
+            repeat = int(origin[i])
             out.append(
                 (
-                    int(bar[node]),
-                    int(phrase[node]),
-                    int(n_bars[node]),
-                    float(ratio[node]),
-                    float(stretch[node]),
+                    bar,
+                    int(phrase[i]),
+                    n_bars,
+                    float(ratio[i]),
+                    float(stretch[i]),
                     repeat if repeat >= 0 else None,
                 )
             )
-            node = int(parent[node])
+            node = int(parent[i])
         return out[::-1]
 
 
