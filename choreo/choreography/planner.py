@@ -85,7 +85,8 @@ class PlannerWeights:
 @dataclass(frozen=True)
 class _Bars:
     starts: np.ndarray  # [K + 1] bar boundaries, s, the last one the song's end
-    points: list  # per span (bar, n_bars): song times of its beats, both ends included
+    beats_s: np.ndarray  # the song's beats, increasing
+    inner: np.ndarray  # [K, 2] per bar, the range of its beats more than 50 ms inside it
     steady: np.ndarray
     energy: np.ndarray
     repeat_of: np.ndarray  # [K] the bar of an earlier occurrence this bar repeats, or -1
@@ -93,6 +94,18 @@ class _Bars:
     @property
     def n_bars(self) -> int:
         return self.starts.size - 1
+
+    @property
+    def n_beats(self) -> np.ndarray:
+        """[K] beats per bar: its start and its inner beats."""
+        return 1 + np.maximum(self.inner[:, 1] - self.inner[:, 0], 0)
+
+    def points(self, bar: int, n_bars: int) -> np.ndarray:
+        """Song times of the beats of ``n_bars`` bars from ``bar``, both ends included."""
+        parts = []
+        for k in range(bar, bar + n_bars):
+            parts += [self.starts[k : k + 1], self.beats_s[self.inner[k, 0] : self.inner[k, 1]]]
+        return np.concatenate([*parts, self.starts[bar + n_bars : bar + n_bars + 1]])
 
 
 def _bars(music: MusicStructure) -> _Bars:
@@ -112,17 +125,13 @@ def _bars(music: MusicStructure) -> _Bars:
         starts[0] = 0.0
     bounds = np.append(starts, float(music.duration_s))
     beats_s = np.asarray(music.beat_times, dtype=np.float64)  # increasing
-    # each bar's start and the beats more than 50 ms inside it
-    first = np.searchsorted(beats_s, bounds[:-1] + 0.05, side="right")
-    stop = np.searchsorted(beats_s, bounds[1:] - 0.05, side="left")
-    inside = [np.concatenate([[bounds[k]], beats_s[first[k] : stop[k]]]) for k in range(starts.size)]
-    points = [
+    inner = np.stack(
         [
-            np.concatenate([*inside[k : k + j], [bounds[k + j]]]) if k + j <= starts.size else None
-            for j in (1, 2)
-        ]
-        for k in range(starts.size)
-    ]
+            np.searchsorted(beats_s, bounds[:-1] + 0.05, side="right"),
+            np.searchsorted(beats_s, bounds[1:] - 0.05, side="left"),
+        ],
+        axis=1,
+    )
     # a bar repeats an earlier one when it sits at the same place in a section with the same label
     repeat_of = np.full(starts.size, -1)
     section_start = np.concatenate([[0], np.nonzero(labels[1:] != labels[:-1])[0] + 1])
@@ -139,7 +148,7 @@ def _bars(music: MusicStructure) -> _Bars:
                     repeat_of[k] = origin + k - s
         else:
             first_start[label] = s
-    return _Bars(bounds, points, steady, energy, repeat_of)
+    return _Bars(bounds, beats_s, inner, steady, energy, repeat_of)
 
 
 def _energy_target(bar_energy: float, level: str) -> float:
@@ -181,6 +190,7 @@ class _Tables:
         self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
         self._continuations: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
         self._pools: dict[tuple[int, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]] = {}
+        self._fitting: dict[tuple, np.ndarray] = {}
 
     def continuations(self, style: int, columns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Per key, the phrases of ``columns``' lengths starting at its cheapest continuation keys in
@@ -196,14 +206,36 @@ class _Tables:
         return found
 
     def pool(self, style: int, lengths: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray]:
-        """The style's phrases (of ``lengths`` beats, or all) and their durations, in library order."""
+        """The style's phrases (of ``lengths`` beats, or all), in library order, and their durations
+        sorted."""
         found = self._pools.get((style, lengths))
         if found is None:
             pool = self.style_phrases[style]
             if lengths is not None:
                 pool = pool[np.isin(self.lib.phrase_beats[pool], lengths)]
-            found = pool, self.lib.phrase_duration_s[pool]
+            found = pool, np.sort(self.lib.phrase_duration_s[pool])
             self._pools[(style, lengths)] = found
+        return found
+
+    def fitting(self, style: int, lengths: tuple[int, ...] | None, durations_s: np.ndarray) -> np.ndarray:
+        """The phrases of :meth:`pool` whose duration is within the stretch limits of any of
+        ``durations_s``, in library order.
+
+        Which phrases fit depends only on where the limits fall among the sorted
+        durations, so bars of one tempo share one answer.
+        """
+        pool, by_duration = self.pool(style, lengths)
+        lo = np.searchsorted(by_duration, durations_s / MAX_STRETCH, side="left")
+        hi = np.searchsorted(by_duration, durations_s / MIN_STRETCH, side="right")
+        key = (style, lengths, *lo.tolist(), *hi.tolist())
+        found = self._fitting.get(key)
+        if found is None:
+            duration = self.lib.phrase_duration_s[pool]
+            fits = np.zeros(pool.size, dtype=bool)
+            for d in durations_s:
+                fits |= (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
+            found = pool[fits]
+            self._fitting[key] = found
         return found
 
 
@@ -241,7 +273,7 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: bool) -> 
     available = np.stack([np.ones(n, dtype=bool), k + 2 <= n], axis=1)
     ends = np.minimum(k[:, None] + np.array([1, 2]), n)
     duration = np.where(available, bars.starts[ends] - bars.starts[k][:, None], 1.0)
-    beats = np.array([bars.points[i][0].size - 1 for i in range(n)])
+    beats = bars.n_beats
     beats = np.stack([beats, beats + beats[nxt]], axis=1)
     steady = np.stack([bars.steady, bars.steady & bars.steady[nxt]], axis=1) & available & (not relaxed)
     m = np.where(steady, beats, 1)
@@ -262,23 +294,43 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: bool) -> 
 
 @dataclass
 class _Beam:
-    """Hypotheses ending at one bar, as parallel arrays."""
+    """Hypotheses ending at one bar, as three arrays of rows (few arrays: a bar copies them twice)."""
 
-    cost: np.ndarray
-    key: np.ndarray
-    x: np.ndarray
-    z: np.ndarray
-    yaw: np.ndarray
-    last_use: np.ndarray  # [H, source seconds] bar of last use
-    at_bar: np.ndarray  # [H, bars] phrase started at each bar, -1 if none
-    node: np.ndarray  # node ids (the plan so far)
+    state: np.ndarray  # [H, 4] float: cost, x, z, yaw
+    ids: np.ndarray  # [H, 2] int: end key, node id (the plan so far)
+    history: np.ndarray  # [H, source seconds + bars] int32: bar of each second's last use, then
+    # the phrase started at each bar (-1 if none)
+
+    @property
+    def cost(self) -> np.ndarray:
+        return self.state[:, 0]
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.state[:, 1]
+
+    @property
+    def z(self) -> np.ndarray:
+        return self.state[:, 2]
+
+    @property
+    def yaw(self) -> np.ndarray:
+        return self.state[:, 3]
+
+    @property
+    def key(self) -> np.ndarray:
+        return self.ids[:, 0]
+
+    @property
+    def node(self) -> np.ndarray:
+        return self.ids[:, 1]
 
     @classmethod
     def concat(cls, beams: list[_Beam]) -> _Beam:
         return cls(*(np.concatenate([getattr(b, f) for b in beams]) for f in cls.__dataclass_fields__))
 
     def take(self, rows: np.ndarray) -> _Beam:
-        return _Beam(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+        return _Beam(self.state[rows], self.ids[rows], self.history[rows])
 
 
 class _Search:
@@ -299,8 +351,8 @@ class _Search:
         self.w = weights
         self.energy = energy
         self.rng = np.random.default_rng(seed)
-        # node records, one chunk per advance: its first node id and (parent, bar, phrase, bars,
-        # beat ratio, stretch, repeated bar or -1) of its nodes; node 0 is the empty plan
+        # node records, one chunk per advance: its first node id and (parents, phrases, whether each
+        # repeats a section, bar, bars, relaxed) of its nodes; node 0 is the empty plan
         self.chunk_start: list[int] = []
         self.chunks: list[tuple] = []
         self.n_nodes = 1
@@ -352,15 +404,9 @@ class _Search:
         """
         if beam is None:
             return None
-        pool, duration = self.t.pool(style, PHRASE_BEATS_BY_METER[self.meter] if steady else None)
         spans = self.spans[False]
-        fits = (duration >= spans.duration_s[bar, 0] / MAX_STRETCH) & (
-            duration <= spans.duration_s[bar, 0] / MIN_STRETCH
-        )
-        if spans.available[bar, 1]:
-            d = spans.duration_s[bar, 1]
-            fits |= (duration >= d / MAX_STRETCH) & (duration <= d / MIN_STRETCH)
-        pool = pool[fits]
+        lengths = PHRASE_BEATS_BY_METER[self.meter] if steady else None
+        pool = self.t.fitting(style, lengths, spans.duration_s[bar][spans.available[bar]])
         if pool.size == 0:
             return None
         chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False)
@@ -372,7 +418,7 @@ class _Search:
         origin = int(self.bars.repeat_of[bar])
         if origin < 0:
             return None
-        p0 = beam.at_bar[:, origin]
+        p0 = beam.history[:, self.t.n_secs + origin]
         if not (p0 >= 0).any():
             return None
         safe = np.maximum(p0, 0)
@@ -391,9 +437,9 @@ class _Search:
         Counted by prefix sums over each hypothesis's recently used seconds, so a
         candidate costs two lookups whatever its length.
         """
-        h, n = beam.last_use.shape
+        h, n = beam.history.shape[0], self.t.n_secs
         counts = np.zeros((h, n + 1), dtype=np.int32)
-        np.cumsum(beam.last_use > bar - REUSE_BARS, axis=1, out=counts[:, 1:])
+        np.cumsum(beam.history[:, :n] > bar - REUSE_BARS, axis=1, out=counts[:, 1:])
         index = self.t.seconds[p] + (np.arange(h) * (n + 1))[:, None, None]
         hits = counts.take(index)
         return hits[..., 1] > hits[..., 0]
@@ -460,23 +506,13 @@ class _Search:
             flat = noisy.ravel()
             k = min(_KEEP_PER_SPAN, int(np.count_nonzero(ok[..., i])))
             best = flat.argpartition(k - 1)[:k]
-            chosen = p.take(best)
-            if spans.steady[bar, i]:
-                ratio = self.lib.phrase_beats[chosen] / spans.m[bar, i]
-            else:
-                ratio = np.zeros(chosen.size)
-            new = self.advance(
-                beam,
-                bar,
-                i + 1,
-                best // phrases.shape[1],
-                chosen,
-                flat[best],
-                (x.take(best), z.take(best), yaw.take(best)),
-                ratio,
-                stretch[..., i].take(best),
-                repeat.take(best) * (bars.repeat_of[bar] + 1) - 1,
-            )
+            state = np.empty((k, 4))
+            state[:, 0] = flat[best]
+            state[:, 1] = x.take(best)
+            state[:, 2] = z.take(best)
+            state[:, 3] = yaw.take(best)
+            rows = best // phrases.shape[1]
+            new = self.advance(beam, bar, i + 1, relaxed, rows, p.take(best), state, repeat.take(best))
             out.append((bar + i + 1, new))
         return out
 
@@ -485,41 +521,34 @@ class _Search:
         beam: _Beam | None,
         bar: int,
         j: int,
+        relaxed: bool,
         rows: np.ndarray,
         chosen: np.ndarray,
-        cost: np.ndarray,
-        place: tuple[np.ndarray, np.ndarray, np.ndarray],
-        ratio: np.ndarray,
-        stretch: np.ndarray,
-        origin: np.ndarray,
+        state: np.ndarray,
+        repeat: np.ndarray,
     ) -> _Beam:
         """The hypotheses that dance ``chosen`` from ``bar`` over ``j`` bars after ``beam``'s ``rows``,
-        ending at ``place`` (x, z, yaw), with the node records of their segments."""
+        with ``state`` (cost, x, z, yaw), and the node records of their segments."""
         n = chosen.size
+        n_secs = self.t.n_secs
         if beam is None:
-            last_use = np.full((n, self.t.n_secs), -(10**6), dtype=np.int32)
-            at_bar = np.full((n, self.bars.n_bars), -1, dtype=np.int32)
+            history = np.full((n, n_secs + self.bars.n_bars), -1, dtype=np.int32)
+            history[:, :n_secs] = -(10**6)
             parent = np.zeros(n, dtype=np.int64)
         else:
-            last_use = beam.last_use[rows]
-            at_bar = beam.at_bar[rows]
+            history = beam.history[rows]
             parent = beam.node[rows]
-        at_bar[:, bar] = chosen
+        history[:, n_secs + bar] = chosen
         first, stop = self.t.seconds[chosen].T
         for i in range(n):
-            last_use[i, first[i] : stop[i]] = bar
+            history[i, first[i] : stop[i]] = bar
         self.chunk_start.append(self.n_nodes)
-        self.chunks.append((parent, bar, chosen, j, ratio, stretch, origin))
-        nodes = np.arange(self.n_nodes, self.n_nodes + n)
+        self.chunks.append((parent, chosen, repeat, bar, j, relaxed))
+        ids = np.empty((n, 2), dtype=np.int64)
+        ids[:, 0] = self.lib.phrase_key[chosen] + self.lib.phrase_beats[chosen]
+        ids[:, 1] = np.arange(self.n_nodes, self.n_nodes + n)
         self.n_nodes += n
-        return _Beam(
-            cost,
-            (self.lib.phrase_key[chosen] + self.lib.phrase_beats[chosen]).astype(np.int64),
-            *place,
-            last_use,
-            at_bar,
-            nodes,
-        )
+        return _Beam(state, ids, history)
 
     def segments(self, node: int) -> list[tuple]:
         """The plan that ends at ``node``: per segment its bar, phrase, bars, beat ratio, stretch and
@@ -528,19 +557,14 @@ class _Search:
         while node:
             c = bisect_right(self.chunk_start, node) - 1
             i = node - self.chunk_start[c]
-            parent, bar, phrase, n_bars, ratio, stretch, origin = self.chunks[c]
-            repeat = int(origin[i])
-            out.append(
-                (
-                    bar,
-                    int(phrase[i]),
-                    n_bars,
-                    float(ratio[i]),
-                    float(stretch[i]),
-                    repeat if repeat >= 0 else None,
-                )
-            )
-            node = int(parent[i])
+            parents, phrases, repeats, bar, j, relaxed = self.chunks[c]
+            p = int(phrases[i])
+            spans = self.spans[relaxed]
+            ratio = float(self.lib.phrase_beats[p] / spans.m[bar, j - 1]) if spans.steady[bar, j - 1] else 0.0
+            stretch = float(spans.duration_s[bar, j - 1] / self.lib.phrase_duration_s[p])
+            origin = int(self.bars.repeat_of[bar]) if repeats[i] else None
+            out.append((bar, p, j, ratio, stretch, origin))
+            node = int(parents[i])
         return out[::-1]
 
 
@@ -608,7 +632,7 @@ def plan_dance(
                 break
         for end, new in found:
             if s != style_index:
-                new.cost += search.w.fallback
+                new.state[:, 0] += search.w.fallback
             pending[end].append(new)
     best = _prune(pending[bars.n_bars])
     return _to_plan(library, bars, search.segments(int(best.node[0])), style, energy, seed, style_index)
@@ -631,7 +655,7 @@ def _to_plan(
     first, last = library.phrase_frames
     for i, (bar, p, n_bars, ratio, stretch, repeat) in enumerate(chosen):
         start_index[bar] = i
-        points = bars.points[bar][n_bars - 1]
+        points = bars.points(bar, n_bars)
         steady = ratio > 0
         if not steady:
             points = points[[0, -1]]
