@@ -231,11 +231,14 @@ class PhraseLibrary:
         """Per style, the keys some phrase of that style starts at."""
         return tuple(np.unique(self.phrase_key[self.phrase_style == s]) for s in range(len(self.styles)))
 
+    @cached_property
+    def _style_centroids(self) -> list[np.ndarray]:
+        key_style = self.clip_styles[self.key_clip]
+        return [self.key_features_f32[key_style == s].mean(axis=0) for s in range(len(self.styles))]
+
     def styles_by_nearness(self, style: int) -> list[int]:
         """Style indices, ``style`` first, then by the distance of their mean key features."""
-        key_style = self.clip_styles[self.key_clip]
-        feats = self.key_features.astype(np.float32)
-        centroids = [feats[key_style == s].mean(axis=0) for s in range(len(self.styles))]
+        centroids = self._style_centroids
         dist = [float(np.sum((c - centroids[style]) ** 2)) for c in centroids]
         return [int(s) for s in np.argsort(dist, kind="stable")]
 

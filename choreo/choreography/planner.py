@@ -151,7 +151,8 @@ def _bars(music: MusicStructure) -> _Bars:
     return _Bars(bounds, beats_s, inner, steady, energy, repeat_of)
 
 
-def _energy_target(bar_energy: float, level: str) -> float:
+def _energy_target(bar_energy: np.ndarray, level: str) -> np.ndarray:
+    """The energy rank the bars' phrases should have (elementwise over ``bar_energy``)."""
     if level == "auto":
         return 0.1 + 0.85 * bar_energy
     base = {"low": 0.15, "medium": 0.45, "high": 0.75}[level]
