@@ -5,7 +5,9 @@ Each segment's phrase is warped onto its song beats
 grid. Its heading (the library's yaw, smoothed over about +-0.25 s) and its
 root on the floor (x and z, not the height) are turned and moved to continue
 where the previous phrase was going, and the remaining difference in pose and
-velocity is hidden by inertialization (:mod:`choreo.choreography.inertialize`).
+velocity is hidden by inertialization (:mod:`choreo.choreography.inertialize`),
+and a foot on the ground on both sides of a junction is held where it stood
+by leg IK while the new phrase keeps it down (within the inertialization window).
 The first phrase starts at the centre of the floor facing the audience (+Z).
 
 Besides the poses the guide gives, per frame, the seconds since the previous
@@ -19,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from choreo.choreography.inertialize import inertialize
+from choreo.choreography.inertialize import hold_planted_feet, inertialize, planted_weights
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.plan import Plan, Segment
 from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
 from choreo.errors import ParameterError
+from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
 
 __all__ = ["Guide", "build_guide", "segment_warp"]
@@ -69,16 +72,20 @@ def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
     return limit_airborne_stretch(warp, library.airborne[first : last + 1], LIBRARY_FPS)
 
 
-def _source(library: PhraseLibrary, p: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """The phrase's clip around it (quaternions, root; mirrored if it is) and where the phrase starts, s."""
+def _source(library: PhraseLibrary, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The phrase's clip around it (quaternions, root, feet on the ground ``[n, 2]`` left and right;
+    mirrored if it is) and where the phrase starts, s."""
     key = int(library.phrase_key[p])
     clip = int(library.key_clip[key])
     first = int(library.key_frame[key])
     last = int(library.key_frame[key + int(library.phrase_beats[p])])
     lo = max(int(library.clip_start[clip]), first - _MARGIN_FRAMES)
     hi = min(int(library.clip_stop[clip]) - 1, last + _MARGIN_FRAMES)
-    quats, root = library.frames_quats(lo, hi, mirrored=bool(library.phrase_mirrored[p]))
-    return quats, root, (first - lo) / LIBRARY_FPS
+    mirrored = bool(library.phrase_mirrored[p])
+    quats, root = library.frames_quats(lo, hi, mirrored=mirrored)
+    bits = library.contacts[lo : hi + 1]
+    feet = np.stack([(bits & 1) != 0, (bits & 2) != 0], axis=1)
+    return quats, root, feet[:, ::-1] if mirrored else feet, (first - lo) / LIBRARY_FPS
 
 
 def _sample(quats: np.ndarray, root: np.ndarray, times_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +128,8 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
     root = np.zeros((n_frames, 3))
     yaw_end = 0.0
     prev_tail: tuple[np.ndarray, np.ndarray] | None = None
+    prev_feet = np.zeros(2, dtype=bool)
+    holds: list[tuple[int, np.ndarray]] = []
     pos_end = np.zeros(2)
     for i, seg in enumerate(plan.segments):
         p = _check_phrase(library, seg)
@@ -131,10 +140,10 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
             continue
         # one frame past the segment's end: where this phrase is going at the next junction
         frames = np.arange(a, b + 1)
-        source_q, source_root, offset_s = _source(library, p)
-        seg_q, seg_root = _sample(
-            source_q, source_root, segment_warp(library, seg).phrase_time(frames / fps) + offset_s
-        )
+        source_q, source_root, source_feet, offset_s = _source(library, p)
+        times_s = segment_warp(library, seg).phrase_time(frames / fps) + offset_s
+        seg_q, seg_root = _sample(source_q, source_root, times_s)
+        feet = source_feet[np.clip(np.rint(times_s * LIBRARY_FPS).astype(int), 0, source_feet.shape[0] - 1)]
         key = int(library.phrase_key[p])
         end_key = key + int(library.phrase_beats[p])
         turn = (yaw_end if i else 0.0) - float(library.key_heading[key])
@@ -142,14 +151,17 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         seg_root[:, [0, 2]] += pos_end - seg_root[0, [0, 2]]
         if prev_tail is not None:
             seg_q, seg_root = inertialize(seg_q, seg_root, prev_tail[0], prev_tail[1], fps)
+            # held up to the segment's last frame, which with the one past it hands over to the next
+            holds.append((a, planted_weights(prev_feet, feet[: b - a - 1], fps)))
         quats[a:b] = seg_q[: b - a]
         root[a:b] = seg_root[: b - a]
         # the next phrase continues from where this one is going at its end
         prev_tail = (seg_q[-2:].copy(), seg_root[-2:].copy())
+        prev_feet = feet[-1]
         pos_end = seg_root[-1, [0, 2]].copy()
         yaw_end = float(library.key_heading[end_key]) + turn
-    rotations = quat_to_aa(quats)
-    poses = np.concatenate([rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
+    joined = hold_planted_feet(Motion(fps=fps, root_translation=root, rotations=quat_to_aa(quats)), holds)
+    poses = np.concatenate([joined.rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
     return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps)
 
 

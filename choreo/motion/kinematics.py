@@ -7,7 +7,7 @@ import numpy as np
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat
 
-__all__ = ["global_rotations", "joint_positions"]
+__all__ = ["chain_kinematics", "global_rotations", "joint_positions"]
 
 
 def global_rotations(motion: Motion) -> np.ndarray:
@@ -34,3 +34,33 @@ def joint_positions(motion: Motion) -> np.ndarray:
         else:
             pos[:, j] = pos[:, p] + world_rot[:, p] @ offsets[j]
     return pos
+
+
+def chain_kinematics(motion: Motion, joints: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``[frames, n, 3]`` and rotations ``[frames, n, 3, 3]`` of the ``n`` ``joints``.
+
+    The same forward kinematics as :func:`joint_positions` and
+    :func:`global_rotations`, run only along the chains from the root to
+    ``joints`` (the legs' IK and foot contact need a few joints of 24).
+    """
+    skeleton = motion.skeleton
+    needed: set[int] = set()
+    for joint in joints:
+        j = int(joint)
+        while j >= 0 and j not in needed:
+            needed.add(j)
+            j = skeleton.parents[j]
+    order = sorted(needed)
+    local = aa_to_mat(motion.rotations[:, order])
+    world: dict[int, np.ndarray] = {}
+    position: dict[int, np.ndarray] = {}
+    for k, joint in enumerate(order):
+        parent = skeleton.parents[joint]
+        if parent < 0:
+            world[joint] = local[:, k]
+            position[joint] = np.asarray(motion.root_translation, dtype=np.float64)
+        else:
+            world[joint] = world[parent] @ local[:, k]
+            position[joint] = position[parent] + world[parent] @ skeleton.offsets[joint]
+    picked = [int(j) for j in joints]
+    return np.stack([position[j] for j in picked], axis=1), np.stack([world[j] for j in picked], axis=1)

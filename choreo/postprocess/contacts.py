@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
+from choreo.motion.kinematics import chain_kinematics
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M, Skeleton
 
 __all__ = [
@@ -57,26 +57,7 @@ def foot_positions(motion: Motion) -> np.ndarray:
     run only along the chains from the root to the feet, which is all that
     grounding and pinning need.
     """
-    skeleton = motion.skeleton
-    targets = foot_point_indices(skeleton)
-    needed: set[int] = set()
-    for joint in targets:
-        while joint >= 0 and joint not in needed:
-            needed.add(int(joint))
-            joint = skeleton.parents[joint]
-    order = sorted(needed)
-    local = aa_to_mat(motion.rotations[:, order])
-    world: dict[int, np.ndarray] = {}
-    position: dict[int, np.ndarray] = {}
-    for k, joint in enumerate(order):
-        parent = skeleton.parents[joint]
-        if parent < 0:
-            world[joint] = local[:, k]
-            position[joint] = np.asarray(motion.root_translation, dtype=np.float64)
-        else:
-            world[joint] = world[parent] @ local[:, k]
-            position[joint] = position[parent] + world[parent] @ skeleton.offsets[joint]
-    return np.stack([position[int(j)] for j in targets], axis=1)
+    return chain_kinematics(motion, foot_point_indices(motion.skeleton))[0]
 
 
 def foot_point_thresholds_m(

@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.motion.kinematics import global_rotations, joint_positions
+from choreo.motion.kinematics import chain_kinematics
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, mat_to_aa
-from choreo.postprocess.contacts import UP_AXIS, foot_point_indices, horizontal_speed_m_s, sole_clearance_m
+from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.postprocess.contacts import UP_AXIS, foot_positions, horizontal_speed_m_s, sole_clearance_m
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 from choreo.postprocess.ground import GROUND_CONTACT_SPEED_M_S, floor_offset_m
 
-__all__ = ["LEG_CHAINS", "solve_leg_ik"]
+__all__ = ["LEG_CHAINS", "place_ankles", "solve_leg_ik"]
 
 LEG_CHAINS: tuple[tuple[str, str, str], ...] = (
     ("left_hip", "left_knee", "left_ankle"),
@@ -43,6 +43,7 @@ SOFT_REACH_M = 0.03
 _MAX_BEND_RAD = np.deg2rad(150.0)
 _HINGE_AXIS = np.array([1.0, 0.0, 0.0])
 _MIN_CORRECTION_M = 1e-9
+_ANKLES = [3, 7]  # the ankles' columns of :func:`_leg_kinematics`
 
 
 def solve_leg_ik(
@@ -81,43 +82,115 @@ def solve_leg_ik(
     """
     if not np.isfinite(contact_speed_m_s) or contact_speed_m_s <= 0:
         raise ParameterError(f"contact_speed_m_s must be positive, got {contact_speed_m_s}")
-    rotations = motion.rotations.astype(np.float64, copy=True)
     if motion.n_frames < 2:
-        return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
+        return motion.replace(
+            root_translation=motion.root_translation.copy(), rotations=motion.rotations.astype(np.float64)
+        )
 
     corrections = _foot_corrections_m(motion, contact_speed_m_s)
     if smooth_cutoff_hz is not None:
         corrections = lowpass_signal(corrections, smooth_cutoff_hz, motion.fps)
+    legs = _leg_kinematics(motion)
+    targets = legs[0][:, _ANKLES].copy()
+    targets[..., UP_AXIS] += corrections
+    active = np.abs(corrections) > _MIN_CORRECTION_M
+    return motion.replace(
+        root_translation=motion.root_translation.copy(),
+        rotations=_solve(motion, legs, targets, active),
+    )
+
+
+def place_ankles(
+    motion: Motion, targets: np.ndarray, weights: np.ndarray, orientations: np.ndarray | None = None
+) -> Motion:
+    """Bend the legs so that each ankle moves towards its target (and its orientation).
+
+    Parameters
+    ----------
+    motion : the motion; left untouched
+    targets : np.ndarray [shape=(frames, 2, 3)], metres, where the left and the right
+        ankle (the order of :data:`LEG_CHAINS`) should be
+    weights : np.ndarray [shape=(frames, 2)], 0 to 1: 0 leaves a leg as it is, 1 puts
+        its ankle on the target as far as the leg reaches, between them the ankle
+        goes that share of the way
+    orientations : np.ndarray [shape=(frames, 2, 3, 3)], world rotations the ankles turn
+        towards by the same weights (slerp); None keeps each ankle's own, so the foot does not tilt
+
+    Returns
+    -------
+    Motion
+        A new motion with new hip, knee and ankle rotations where a weight is
+        above zero; the root and every other joint are unchanged.
+    """
+    n = motion.n_frames
+    if targets.shape != (n, 2, 3) or weights.shape != (n, 2):
+        raise ParameterError(
+            f"targets {targets.shape} and weights {weights.shape} must be ({n}, 2, 3) and ({n}, 2)"
+        )
+    if orientations is not None and orientations.shape != (n, 2, 3, 3):
+        raise ParameterError(f"orientations {orientations.shape} must be ({n}, 2, 3, 3)")
+    legs = _leg_kinematics(motion)
+    ankles = legs[0][:, _ANKLES]
+    w = np.clip(weights, 0.0, 1.0)
+    moved = ankles + w[..., None] * (targets - ankles)
+    active = weights > 0
+    if orientations is None:
+        active &= np.linalg.norm(moved - ankles, axis=-1) > _MIN_CORRECTION_M
+    else:
+        own = mat_to_quat(legs[1][:, _ANKLES])
+        turned = quat_to_mat(quat_slerp(own, mat_to_quat(orientations), w))
+        legs = (legs[0], legs[1].copy())
+        legs[1][:, _ANKLES] = turned
+    return motion.replace(
+        root_translation=motion.root_translation.copy(),
+        rotations=_solve(motion, legs, moved, active),
+    )
+
+
+def _leg_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``[frames, 8, 3]`` and rotations ``[frames, 8, 3, 3]`` of each leg's
+    hip parent, hip, knee and ankle (left leg first), by forward kinematics along the legs only."""
     skeleton = motion.skeleton
-    positions = joint_positions(motion)
-    world = global_rotations(motion)
+    joints = []
+    for names in LEG_CHAINS:
+        hip = skeleton.index(names[0])
+        joints += [skeleton.parents[hip], hip, skeleton.index(names[1]), skeleton.index(names[2])]
+    return chain_kinematics(motion, joints)
+
+
+def _solve(
+    motion: Motion, legs: tuple[np.ndarray, np.ndarray], targets: np.ndarray, active: np.ndarray
+) -> np.ndarray:
+    """The motion's rotations with each leg solved onto ``targets [frames, 2, 3]`` where ``active``."""
+    rotations = motion.rotations.astype(np.float64, copy=True)
+    skeleton = motion.skeleton
+    positions, world = legs
     for leg, names in enumerate(LEG_CHAINS):
         hip, knee, ankle = (skeleton.index(name) for name in names)
-        frames = np.nonzero(np.abs(corrections[:, leg]) > _MIN_CORRECTION_M)[0]
+        frames = np.nonzero(active[:, leg])[0]
         if frames.size == 0:
             continue
-        target = positions[frames, ankle].copy()
-        target[:, UP_AXIS] += corrections[frames, leg]
-        parent = skeleton.parents[hip]
+        target = targets[frames, leg]
+        c = 4 * leg  # the leg's columns: hip parent, hip, knee, ankle
         hip_local, knee_local, ankle_local = _two_bone_ik(
-            hip_pos=positions[frames, hip],
-            knee_pos=positions[frames, knee],
-            ankle_pos=positions[frames, ankle],
+            hip_pos=positions[frames, c + 1],
+            knee_pos=positions[frames, c + 2],
+            ankle_pos=positions[frames, c + 3],
             target=target,
-            parent_world=world[frames, parent],
-            hip_world=world[frames, hip],
+            parent_world=world[frames, c],
+            hip_world=world[frames, c + 1],
             knee_local=aa_to_mat(rotations[frames, knee]),
-            ankle_world=world[frames, ankle],
+            ankle_world=world[frames, c + 3],
         )
         rotations[frames, hip] = mat_to_aa(hip_local)
         rotations[frames, knee] = mat_to_aa(knee_local)
         rotations[frames, ankle] = mat_to_aa(ankle_local)
-    return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
+    return rotations
 
 
 def _foot_corrections_m(motion: Motion, contact_speed_m_s: float) -> np.ndarray:
     """Vertical ankle correction of each leg, ``[frames, 2]`` metres, before smoothing."""
-    points = joint_positions(motion)[:, foot_point_indices(motion.skeleton)]  # [frames, 4, 3]
+    points = foot_positions(motion)  # [frames, 4, 3]
     soles = points[..., UP_AXIS] - sole_clearance_m(motion.skeleton) - floor_offset_m(motion)
     speed = horizontal_speed_m_s(points, motion.fps)
     speed = np.concatenate([speed, speed[-1:]], axis=0)

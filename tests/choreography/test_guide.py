@@ -5,16 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import choreo.choreography.guide as guide_module
 from choreo.choreography.blend import BlendRunner
 from choreo.choreography.guide import build_guide, segment_warp
-from choreo.choreography.inertialize import decay, inertialize
+from choreo.choreography.inertialize import (
+    decay,
+    hold_planted_feet,
+    inertialize,
+    planted_weights,
+    window_frames,
+)
 from choreo.choreography.library import PhraseLibrary, shipped_library
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.warp import AIRBORNE_STRETCH
 from choreo.errors import EngineError
+from choreo.metrics.foot_skate import skating_frames
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, quat_to_aa
+from choreo.motion.skeleton import SMPL
 from tests.choreography.test_planner import steady_song
 
 FPS = 30
@@ -138,3 +147,66 @@ def test_planned_flights_are_danced_at_their_own_speed(library: PhraseLibrary) -
             flights += 1
             assert lo - 0.02 <= np.median(stretch[in_air]) <= hi + 0.02
     assert flights >= 1
+
+
+def _stance(n_frames: int, spread_rad: float, jump_from: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Standing on bent knees with the legs spread by ``spread_rad`` (quaternions, root); from
+    ``jump_from`` on, a 0.5 s jump."""
+    rot = np.zeros((n_frames, 24, 3))
+    for side, sign in (("left", 1.0), ("right", -1.0)):
+        rot[:, SMPL.index(f"{side}_hip")] = [-0.35, 0.0, sign * spread_rad]
+        rot[:, SMPL.index(f"{side}_knee"), 0] = 0.7
+        rot[:, SMPL.index(f"{side}_ankle")] = [-0.35, 0.0, -sign * spread_rad]
+    root = np.zeros((n_frames, 3))
+    root[:, 1] = 0.86
+    if jump_from is not None:
+        t = np.arange(n_frames - jump_from) / FPS
+        root[jump_from:, 1] += np.maximum(0.0, 2.45 * t - 4.9 * t**2)
+    return aa_to_quat(rot), root
+
+
+def test_feet_planted_through_a_junction_stay_put_in_its_window() -> None:
+    # the old phrase stands narrow; the new one stands wide, so its planted feet are elsewhere, then jumps
+    old_q, old_root = _stance(2, 0.0)
+    new_q, new_root = _stance(90, 0.25, jump_from=20)
+    contacts = np.zeros((90, 2), dtype=bool)
+    contacts[:20] = True
+    q, root = inertialize(new_q, new_root, old_q, old_root, FPS)
+    joined = Motion(fps=FPS, root_translation=root, rotations=quat_to_aa(q))
+    weights = planted_weights(np.array([True, True]), contacts, FPS)
+    held = hold_planted_feet(joined, [(0, weights)])
+
+    def skating(motion: Motion) -> np.ndarray:
+        return skating_frames(joint_positions(motion), fps=FPS)
+
+    window = window_frames(FPS)
+    assert skating(joined)[:window].sum() >= 3  # without IK the inertialized feet slide apart
+    assert skating(held)[:window].sum() == 0
+    ankles = joint_positions(held)[:20, [SMPL.index("left_ankle"), SMPL.index("right_ankle")]]
+    np.testing.assert_allclose(
+        ankles[:, :, [0, 2]], np.broadcast_to(ankles[:1, :, [0, 2]], ankles[:, :, [0, 2]].shape), atol=2e-3
+    )
+    np.testing.assert_array_equal(held.rotations[window:], joined.rotations[window:])
+    np.testing.assert_array_equal(held.root_translation, joined.root_translation)
+    assert np.all(weights[window:] == 0) and np.all(weights[:21] == 1)
+
+
+def test_the_guide_holds_planted_feet_only_inside_junction_windows(
+    library: PhraseLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = plan_dance(library, steady_song(60.0, 110.0), style="salsa", seed=0)
+    held = build_guide(library, plan, 60 * FPS, FPS)
+    monkeypatch.setattr(guide_module, "hold_planted_feet", lambda motion, holds: motion)
+    free = build_guide(library, plan, 60 * FPS, FPS)
+    inside = np.zeros(60 * FPS, dtype=bool)
+    for f in np.ceil(plan.junctions_s * FPS).astype(int):
+        inside[f : f + window_frames(FPS)] = True
+    changed = np.abs(held.poses - free.poses).max(axis=1) > 0
+    assert changed.any() and not changed[~inside].any()
+    skate_held = skating_frames(
+        joint_positions(Motion.from_array(held.poses.astype(np.float64), FPS)), fps=FPS
+    )
+    skate_free = skating_frames(
+        joint_positions(Motion.from_array(free.poses.astype(np.float64), FPS)), fps=FPS
+    )
+    assert skate_held[changed[:-1]].mean() < skate_free[changed[:-1]].mean() - 0.05
