@@ -17,6 +17,13 @@ _LEFT, _RIGHT, _CENTRE = "#0969da", "#cf222e", "#24292f"
 # The horizontal axis of each view: the front seen from +Z (the figure's left, +X, on the right of the
 # picture), the side seen from the figure's right, -X (+Z on the right).
 _VIEWS = {"front": 0, "side": 2}
+# Sheet geometry: each panel is a box of floor space in metres (the figure's 1.8 m wide, -0.1 to 2.2 m
+# high view and its caption), drawn at a fixed scale.
+_PANEL_M = (2.0, 3.0)
+_FLOOR_M = 0.3  # the floor's height above the panel's bottom
+_FIGURE_TOP_M = 2.25  # the caption's baseline above the floor
+_INCH_PER_M = 0.8
+_TITLE_IN, _MARGIN_IN, _STRIP_IN = 0.3, 0.05, 2.6
 
 
 def _limb_colour(name: str) -> str:
@@ -60,6 +67,11 @@ def write_contact_sheet(
     (y = 0) as a green line; left limbs are blue, right limbs red. Panels run
     in rows of up to eight.
 
+    All panels are drawn into one set of axes, one line collection for every
+    bone and floor, at a fixed scale (:data:`_INCH_PER_M`): matplotlib's cost
+    is per axes and per artist, and a sheet of sixteen axes and four hundred
+    lines took most of a render's export.
+
     Parameters
     ----------
     motion : the motion to draw
@@ -81,36 +93,61 @@ def write_contact_sheet(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
 
     frames = contact_sheet_frames(motion, times_s, max_panels)
-    positions = joint_positions(motion)
+    # the joints of the drawn frames only, unless the height strip needs every frame's
+    drawn = (
+        motion
+        if height_plot
+        else motion.replace(
+            rotations=motion.rotations[frames], root_translation=motion.root_translation[frames]
+        )
+    )
+    all_positions = joint_positions(drawn)
+    positions = all_positions[frames] if height_plot else all_positions
     views = ("front", "side") if side_view else ("front",)
     cols = min(_COLUMNS, len(frames))
     pose_rows = int(np.ceil(len(frames) / cols)) * len(views)
-    rows = pose_rows + int(height_plot)
-    fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 2.6 * rows), squeeze=False)
-    for ax in axes.flat:
-        ax.set_axis_off()
+    top_in = _TITLE_IN if title else _MARGIN_IN
+    strip_in = _STRIP_IN if height_plot else 0.0
+    poses_in = pose_rows * _PANEL_M[1] * _INCH_PER_M
+    width_in, height_in = cols * _PANEL_M[0] * _INCH_PER_M, poses_in + top_in + strip_in
+    fig = plt.figure(figsize=(width_in, height_in))
+    ax = fig.add_axes((0.0, strip_in / height_in, 1.0, poses_in / height_in))
+    ax.set_axis_off()
+    ax.set_xlim(0.0, cols * _PANEL_M[0])
+    ax.set_ylim(-pose_rows * _PANEL_M[1], 0.0)
     names, parents = motion.skeleton.names, motion.skeleton.parents
+    bones = np.array([(p, j) for j, p in enumerate(parents) if p >= 0])
+    floor = np.array([[[-0.8, 0.0], [0.8, 0.0]]])
+    segments = []
     for k, frame in enumerate(frames):
-        pose = positions[frame]
+        pose = positions[k]
         for v, view in enumerate(views):
-            ax = axes[(k // cols) * len(views) + v, k % cols]
+            row, col = (k // cols) * len(views) + v, k % cols
+            # the panel's origin: its pelvis above its floor, the floor _FLOOR_M above the panel's bottom
+            origin = np.array([(col + 0.5) * _PANEL_M[0], -(row + 1) * _PANEL_M[1] + _FLOOR_M])
             h = _VIEWS[view]
-            centre = pose[0, h]
-            for j, p in enumerate(parents):
-                if p >= 0:
-                    ax.plot(pose[[p, j], h] - centre, pose[[p, j], 1], color=_limb_colour(names[j]), lw=1.6)
-            ax.plot([-0.8, 0.8], [0.0, 0.0], color=_FLOOR, lw=2.0)
-            ax.set_xlim(-0.9, 0.9)
-            ax.set_ylim(-0.1, 2.2)
-            ax.set_aspect("equal")
-            ax.set_title(f"{frame / motion.fps:.1f} s" + (f" {view}" if side_view else ""), fontsize=8)
+            flat = np.stack([pose[:, h] - pose[0, h], pose[:, 1]], axis=-1)
+            segments.append(np.concatenate([flat[bones], floor]) + origin)  # bones, then the floor on top
+            label = f"{frame / motion.fps:.1f} s" + (f" {view}" if side_view else "")
+            ax.text(origin[0], origin[1] + _FIGURE_TOP_M, label, fontsize=8, ha="center", va="bottom")
+    colours = [_limb_colour(names[j]) for _, j in bones] + [_FLOOR]
+    widths = [1.6] * len(bones) + [2.0]
+    ax.add_collection(
+        LineCollection(
+            list(np.concatenate(segments)),
+            colors=colours * len(segments),
+            linewidths=widths * len(segments),
+            capstyle="projecting",
+        )
+    )
     if height_plot:
-        _draw_heights(fig, axes[pose_rows], motion, positions)
+        strip = fig.add_axes((0.07, 0.45 / height_in, 0.9, (strip_in - 0.7) / height_in))
+        _draw_heights(strip, motion, all_positions)
     if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+        fig.suptitle(title, fontsize=9, y=1.0 - 0.08 / height_in, va="top")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
@@ -118,12 +155,8 @@ def write_contact_sheet(
     return path
 
 
-def _draw_heights(fig, row: np.ndarray, motion: Motion, positions: np.ndarray) -> None:
-    """Replace the axes of ``row`` by one plot of root and lowest-joint heights over time."""
-    grid = row[0].get_gridspec()
-    for ax in row:
-        ax.remove()
-    ax = fig.add_subplot(grid[grid.nrows - 1, :])
+def _draw_heights(ax, motion: Motion, positions: np.ndarray) -> None:
+    """Plot the root's height, x and z and the lowest joint's height over time into ``ax``."""
     t = np.arange(motion.n_frames) / motion.fps
     ax.plot(t, motion.root_translation[:, 1], label="root height")
     ax.plot(t, positions[..., 1].min(axis=1), label="lowest joint")
