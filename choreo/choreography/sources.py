@@ -59,7 +59,8 @@ def read_clips(
             try:
                 motion, _quality = retargeted_dance(path)
             except ChoreoError as exc:
-                raise ParameterError(f"{path}: {exc}") from exc
+                message = str(exc)
+                raise ParameterError(message if str(path) in message else f"{path}: {message}") from exc
             log(f"read {folder.name}/{path.name} ({style}, {motion.n_frames / motion.fps:.1f} s)")
             clips.append(LibraryClip(path.stem, style, f"{folder.name}/{path.name}", credit, motion))
     return clips

@@ -6,7 +6,9 @@ world position (one joint, the mean of several, or a joint's End Site written
 The correspondences follow ``mocap/JOINT_MAP.md``, adjusted where the source has
 zero-length bones (the CMU skeleton's ``LowerBack`` and ``Neck`` sit on their
 parents, its ``*FingerBase`` on the hand) so that every SMPL bone gets a
-direction with a length.
+direction with a length. Skeletons named after SMPL's joints or Mixamo's bones
+(what ``choreo render --rig smpl|mixamo`` writes, and Mixamo characters' BVH)
+map one joint to one joint, by the exporters' name table.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from choreo.errors import ParameterError
 from choreo.motion.bvh_reader import BvhData
 from choreo.motion.skeleton import JOINT_NAMES
+from exporters.rigs import MIXAMO_NAMES
 
 __all__ = ["RIGS", "SourceRig", "detect_rig"]
 
@@ -194,8 +197,26 @@ _CC = _rig(
     },
 )
 
-RIGS: tuple[SourceRig, ...] = (_SALSA, _NEO, _CMU, _CC)
-"""Every source skeleton of ``shared/data/mocap``."""
+
+def _one_to_one(name: str, names: dict[str, str], marker: str) -> SourceRig:
+    """A skeleton with a joint for every SMPL joint (``names``: SMPL name -> its name), each joint
+    giving its SMPL joint's position and orientation."""
+    return SourceRig(name, marker, {s: (n,) for s, n in names.items()}, dict(names))
+
+
+_MIXAMO_PREFIX = "mixamorig:"
+
+_SMPL_NAMED = _one_to_one("smpl", {n: n for n in JOINT_NAMES}, "left_hip")
+_MIXAMO = _one_to_one("mixamo", MIXAMO_NAMES, MIXAMO_NAMES["left_hip"])
+_MIXAMO_PLAIN = _one_to_one(
+    "mixamo_unprefixed",
+    {s: n.removeprefix(_MIXAMO_PREFIX) for s, n in MIXAMO_NAMES.items()},
+    MIXAMO_NAMES["spine3"].removeprefix(_MIXAMO_PREFIX),  # Spine2: CMU's skeleton has Spine and Spine1 only
+)
+
+RIGS: tuple[SourceRig, ...] = (_SALSA, _NEO, _CMU, _CC, _SMPL_NAMED, _MIXAMO, _MIXAMO_PLAIN)
+"""Every source skeleton of ``shared/data/mocap``, and BVH named as our exporter names it
+(:mod:`exporters.rigs`: SMPL's joint names, Mixamo's with or without the ``mixamorig:`` prefix)."""
 
 
 def detect_rig(bvh: BvhData, source: str = "BVH") -> SourceRig:
@@ -214,4 +235,5 @@ def detect_rig(bvh: BvhData, source: str = "BVH") -> SourceRig:
                     f"{source}: looks like rig {rig.name} but lacks joints {sorted(set(missing))}"
                 )
             return rig
-    raise ParameterError(f"{source}: unknown skeleton (none of {[r.marker for r in RIGS]} found)")
+    known = ", ".join(f"{rig.name} (joint {rig.marker!r})" for rig in RIGS)
+    raise ParameterError(f"{source}: unknown skeleton: its joints name none of the known rigs, {known}")

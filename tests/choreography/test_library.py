@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from choreo.choreography.library import (
+    LIBRARY_FPS,
     SHIPPED_LIBRARY,
     LibraryClip,
     PhraseLibrary,
@@ -20,9 +21,11 @@ from choreo.choreography.phrases import PHRASE_BEATS
 from choreo.choreography.sources import read_clips
 from choreo.cli.main import main
 from choreo.errors import ParameterError
-from choreo.mocap.dataset import CMU_CREDIT
+from choreo.mocap.dataset import CMU_CREDIT, retargeted_dance
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.resample import resample
 from choreo.postprocess.contacts import airborne_frames
+from exporters.bvh import write_bvh
 
 
 def test_phrases_stay_inside_their_clip_and_have_mirror_twins(small_library: PhraseLibrary) -> None:
@@ -131,3 +134,46 @@ def test_the_library_marks_the_frames_in_the_air(small_library: PhraseLibrary) -
         assert np.all(pos[lib.airborne[first:stop], :, 1].min(axis=1) > 0.05)
         flying += int(expected.sum())
     assert flying > 10  # the modern clips leap
+
+
+@pytest.mark.parametrize("rig", ["smpl", "mixamo", "mixamo-unprefixed"])
+def test_a_library_builds_from_bvh_named_like_our_exporter_names_it(
+    rig: str, clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, _ = retargeted_dance(clip_folders[0] / "05_02.bvh")  # a real clip, retargeted: the known motion
+    folder = tmp_path / f"team_{rig}"
+    folder.mkdir()
+    path = write_bvh(source, folder / "take1.bvh", rig=rig.removesuffix("-unprefixed"))
+    if rig.endswith("unprefixed"):
+        path.write_text(path.read_text().replace("mixamorig:", ""))
+        assert "mixamorig:" not in path.read_text() and "LeftUpLeg" in path.read_text()
+    out = tmp_path / "team.npz"
+    assert main(["library", "build", str(folder), "-o", str(out)]) == 0
+    capsys.readouterr()
+    lib = load_library(out)
+    assert lib.clip_names == ("take1",) and lib.phrase_key.size > 0
+    # every frame of the library's phrases is the source's, retargeted back: the same pose and path
+    first, last = lib.phrase_frames
+    frames = np.arange(int(first.min()), int(last.max()) + 1)
+    got = joint_positions(lib.frames_motion(int(frames[0]), int(frames[-1])))
+    want = joint_positions(resample(source, LIBRARY_FPS))[frames - int(lib.clip_start[0])]
+    pose_error = np.linalg.norm((got - got[:, :1]) - (want - want[:, :1]), axis=-1)
+    assert np.percentile(pose_error, 95) < 0.015 and pose_error.max() < 0.025
+    assert np.abs(got[:, 0] - want[:, 0]).max() < 0.01
+
+
+def test_a_bvh_of_an_unknown_skeleton_is_named_in_the_error(
+    clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, _ = retargeted_dance(clip_folders[0] / "05_02.bvh")
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    path = write_bvh(
+        source.replace(rotations=source.rotations[:60], root_translation=source.root_translation[:60]),
+        folder / "odd.bvh",
+    )
+    path.write_text(path.read_text().replace("left_hip", "thigh_L").replace("right_hip", "thigh_R"))
+    assert main(["library", "build", str(folder), "-o", str(tmp_path / "x.npz")]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: unknown skeleton" in err and err.count(str(path)) == 1
+    assert "smpl (joint 'left_hip')" in err and "mixamo (joint 'mixamorig:LeftUpLeg')" in err
