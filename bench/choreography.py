@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -61,6 +62,7 @@ def main() -> None:
         "machine": {"platform": platform.platform(), "processor": platform.processor()},
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "library_sha256": library.sha256,
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "songs": {},
     }
     for label, paths in SONGS.items():
@@ -89,6 +91,7 @@ def main() -> None:
             entry[f"{stage}_cpu_s"] = round(statistics.median(r[stage][1] for r in rows), 4)
         results["songs"][label] = entry
         print(label, entry, file=sys.stderr)
+    results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(args.out)

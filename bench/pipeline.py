@@ -9,6 +9,9 @@ Each song is rendered twice in a fresh process: the first render is *cold*
 long-running worker sees). Stages: decode, features, engine (generation),
 post-processing, export. A 20-minute song is made by joining real tracks end to
 end, and the peak resident memory of a process rendering it is reported.
+Each stage is timed in wall seconds and in CPU seconds of the process
+(``cpu_s``): on a shared machine the wall time measures the queue as much as
+the code. The load average before and after the run is recorded beside them.
 Results are machine-dependent: compare ratios within one run.
 """
 
@@ -44,7 +47,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
     """
     import resource
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     from choreo.audio import extract_features, load_audio, probe_duration_s
     from choreo.choreography.library import shipped_library
     from choreo.pipeline import (
@@ -58,7 +61,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
     )
     from choreo.settings import get_settings
 
-    import_s = time.perf_counter() - started
+    import_s, import_cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     settings = get_settings()
     options = RenderOptions(formats=formats, synth=synth)
     fps = model_fps()
@@ -66,13 +69,14 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
     runs = []
     for _ in range(repeats):
         timings: dict[str, float] = {}
-        clock = time.perf_counter()
+        cpu: dict[str, float] = {}
+        clock, cpu_clock = time.perf_counter(), time.process_time()
 
-        def lap(name: str, _t: dict[str, float] = timings) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            _t[name] = now - clock
-            clock = now
+        def lap(name: str, _t: dict[str, float] = timings, _c: dict[str, float] = cpu) -> None:
+            nonlocal clock, cpu_clock
+            now, cpu_now = time.perf_counter(), time.process_time()
+            _t[name], _c[name] = now - clock, cpu_now - cpu_clock
+            clock, cpu_clock = now, cpu_now
 
         library = shipped_library()
         runner = synth_runner(options, library, settings)
@@ -95,9 +99,16 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
             exported.summary.write(Path(out) / f"{song.stem}.json")
         lap("export_s")
         timings["total_s"] = sum(timings.values())
-        runs.append(timings)
+        cpu["total_s"] = sum(cpu.values())
+        runs.append(timings | {"cpu_s": cpu})
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"import_s": import_s, "runs": runs, "duration_s": features.duration_s, "peak_rss_mb": peak_rss_mb}
+    return {
+        "import_s": import_s,
+        "import_cpu_s": import_cpu_s,
+        "runs": runs,
+        "duration_s": features.duration_s,
+        "peak_rss_mb": peak_rss_mb,
+    }
 
 
 def _child(song: Path, repeats: int, formats: str, synth: str) -> dict:
@@ -147,6 +158,7 @@ def main() -> None:
     results: dict = {
         "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": _cpus()},
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average_before": _load(),
         "formats": args.formats,
         "synth": args.synth,
         "songs": {},
@@ -155,13 +167,19 @@ def main() -> None:
         child = _child(song, 2, args.formats, args.synth)
         cold, warm = child["runs"]
         cold = dict(cold, total_s=cold["total_s"] + child["import_s"], import_s=child["import_s"])
+        cold["cpu_s"] = dict(cold["cpu_s"], import_s=child["import_cpu_s"])
+        cold["cpu_s"]["total_s"] += child["import_cpu_s"]
         results["songs"][label] = {
             "song": song.name,
             "duration_s": child["duration_s"],
             "cold": cold,
             "warm": warm,
         }
-        print(f"{label}: warm {warm['total_s']:.2f} s, cold {cold['total_s']:.2f} s", file=sys.stderr)
+        print(
+            f"{label}: warm {warm['total_s']:.2f} s ({warm['cpu_s']['total_s']:.2f} s CPU), "
+            f"cold {cold['total_s']:.2f} s ({cold['cpu_s']['total_s']:.2f} s CPU)",
+            file=sys.stderr,
+        )
     with tempfile.TemporaryDirectory() as tmp:
         long_song = _twenty_minute_song(Path(tmp))
         child = _child(long_song, 1, args.formats, args.synth)
@@ -171,9 +189,16 @@ def main() -> None:
             "run": child["runs"][0],
         }
         print(f"20min: peak RSS {child['peak_rss_mb']:.0f} MB", file=sys.stderr)
+    results["load_average_after"] = _load()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(args.out)
+
+
+def _load() -> list[float]:
+    import os
+
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def _cpus() -> int:
