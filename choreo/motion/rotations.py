@@ -68,6 +68,11 @@ def _check_order(order: str) -> str:
     return order
 
 
+def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """Euclidean norm over the last axis: ``np.linalg.norm``'s arithmetic without its dispatch."""
+    return np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=keepdims))
+
+
 def _flat(arr: np.ndarray, tail: int) -> tuple[np.ndarray, tuple[int, ...]]:
     lead = arr.shape[: arr.ndim - tail]
     return arr.reshape((-1,) + arr.shape[arr.ndim - tail :]), lead
@@ -89,10 +94,10 @@ def quat_to_aa(quat: np.ndarray) -> np.ndarray:
     for tiny angles.
     """
     q = np.asarray(_check_last(quat, (4,), "quaternion"), dtype=np.float64)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    q = q / _norm(q, keepdims=True)
     q = np.where(q[..., 3:4] < 0.0, -q, q)
     vec, w = q[..., :3], q[..., 3]
-    s = np.linalg.norm(vec, axis=-1)
+    s = _norm(vec)
     angle = 2.0 * np.arctan2(s, w)
     small = s < 1e-8
     scale = np.where(small, 2.0 / np.where(small, w, 1.0), angle / np.where(small, 1.0, s))
@@ -190,17 +195,14 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product ``a * b`` of quaternions ``[..., 4]`` (x, y, z, w): apply b, then a."""
     a = _check_last(a, (4,), "quaternion")
     b = _check_last(b, (4,), "quaternion")
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ],
-        axis=-1,
-    )
+    ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 1] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 2] = aw * bz + ax * by - ay * bx + az * bw
+    out[..., 3] = aw * bw - ax * bx - ay * by - az * bz
+    return out
 
 
 def quat_conjugate(quat: np.ndarray) -> np.ndarray:
@@ -243,4 +245,4 @@ def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray | float) -> np.ndar
     w0 = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     w1 = np.where(near, t, np.sin(t * theta) / safe)
     out = w0 * q0 + w1 * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / _norm(out, keepdims=True)
