@@ -70,7 +70,7 @@ def _check_order(order: str) -> str:
 
 def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """Euclidean norm over the last axis: ``np.linalg.norm``'s arithmetic without its dispatch."""
-    return np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=keepdims))
+    return np.sqrt(np.sum(x * x, axis=-1, keepdims=keepdims))
 
 
 def _flat(arr: np.ndarray, tail: int) -> tuple[np.ndarray, tuple[int, ...]]:
