@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from choreo.errors import ConflictError, NotFoundError, ParameterError, TooLargeError
 from choreo.service.context import ServiceContext
 from choreo.service.records import TrackRecord, new_id, now_s
-from choreo.service.tracks import check_audio_head, extension_of, store_track
+from choreo.service.tracks import check_audio_head, extension_of, get_track, store_track
 
 __all__ = [
     "PendingUpload",
@@ -46,6 +46,8 @@ class PendingUpload(BaseModel):
     created_at: float = Field(default_factory=now_s)
     closed_at: float | None = None
     """When the ticket ended (completed or refused); its URL is refused from then on."""
+    stored: bool = False
+    """Whether its bytes became the team's track (the track of ``sha256``) when it ended."""
 
     @property
     def staged_key(self) -> str:
@@ -97,33 +99,60 @@ def open_upload(
     return ticket, url, headers
 
 
-def _close(ctx: ServiceContext, ticket: PendingUpload) -> None:
-    """End a ticket: an empty marker replaces its bytes (the URL's conditional PUT is refused while
-    it stands), the record says closed and stays until the URL expires, Redis forgets it."""
+def _close(ctx: ServiceContext, ticket: PendingUpload, *, stored: bool) -> None:
+    """End a ticket: its record says closed (and whether it made a track) and stays until the URL
+    expires, an empty marker replaces its bytes (the URL's conditional PUT is refused while it
+    stands), Redis forgets it. Storage first, so a retry after any failure here finds it ended."""
+    if ticket.closed_at is None:
+        ticket = ticket.model_copy(update={"closed_at": now_s(), "stored": stored})
+        ctx.storage.put_json(upload_record_key(ticket.id), ticket.model_dump(mode="json"))
     ctx.storage.put_bytes(ticket.staged_key, b"")
-    closed = ticket.model_copy(update={"closed_at": now_s()})
-    ctx.storage.put_json(upload_record_key(ticket.id), closed.model_dump(mode="json"))
     ctx.redis.delete(ctx.key("upload", ticket.id))
+
+
+def _ticket(ctx: ServiceContext, team: str, upload_id: str) -> PendingUpload:
+    """The team's ticket as storage last recorded it (closed or not), or as Redis holds it."""
+    record = ctx.storage.get_json(upload_record_key(upload_id))
+    raw = ctx.redis.get(ctx.key("upload", upload_id))
+    ticket = (
+        PendingUpload.model_validate(record)
+        if record is not None and record.get("closed_at") is not None
+        else (PendingUpload.model_validate_json(raw) if raw else None)
+    )
+    if ticket is None or ticket.team != team:
+        raise NotFoundError(f"no upload {upload_id!r} for this key's team")
+    return ticket
 
 
 def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackRecord:
     """Check a ticket's uploaded bytes and make them the team's track.
+
+    Completing again a ticket that made its track returns that track (a client
+    that lost the answer may ask again, and a completion cut short by a failure
+    is finished); one that was refused stays refused.
 
     Raises
     ------
     NotFoundError
         No such ticket for this team.
     ConflictError
-        Nothing was uploaded yet (code ``upload_missing``); the ticket stays.
+        Nothing was uploaded yet (code ``upload_missing``); the ticket stays. Or the ticket
+        was refused before (code ``upload_closed``).
     ParameterError
         Size or SHA-256 differ from the declared ones; the ticket ends and the bytes go.
     AudioError
         The bytes do not start like the named format; the ticket ends and the bytes go.
     """
-    raw = ctx.redis.get(ctx.key("upload", upload_id))
-    ticket = PendingUpload.model_validate_json(raw) if raw else None
-    if ticket is None or ticket.team != team:
-        raise NotFoundError(f"no upload {upload_id!r} for this key's team")
+    ticket = _ticket(ctx, team, upload_id)
+    if ticket.closed_at is not None:
+        _close(ctx, ticket, stored=ticket.stored)
+        track = get_track(ctx, team, ticket.sha256) if ticket.stored else None
+        if track is None:
+            raise ConflictError(
+                f"upload {upload_id} has ended without a track that still exists; open a new upload",
+                code="upload_closed",
+            )
+        return track
     if ctx.storage.size_bytes(ticket.staged_key) is None:
         raise ConflictError(
             f"nothing was uploaded for {upload_id} yet; PUT the file first", code="upload_missing"
@@ -140,7 +169,7 @@ def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackR
             )
         check_audio_head(ticket.filename, ticket.ext, head)
     except Exception:
-        _close(ctx, ticket)
+        _close(ctx, ticket, stored=False)
         raise
     record = store_track(
         ctx,
@@ -151,7 +180,7 @@ def complete_upload(ctx: ServiceContext, *, team: str, upload_id: str) -> TrackR
         ext=ticket.ext,
         filename=ticket.filename,
     )
-    _close(ctx, ticket)
+    _close(ctx, ticket, stored=True)
     return record
 
 

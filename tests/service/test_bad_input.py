@@ -95,7 +95,7 @@ def test_a_presigned_upload_with_the_wrong_sha256_is_refused(stack: ServiceStack
             httpx.put(ticket["url"], content=data, headers=ticket["headers"], timeout=60).status_code == 200
         )
         _error(client.post(ticket["complete_url"]), 422, "sha256_mismatch")
-        _error(client.post(ticket["complete_url"]), 404, "not_found")
+        _error(client.post(ticket["complete_url"]), 409, "upload_closed")
         # The refused ticket's URL is ended too: its key holds an empty marker until the URL expires.
         again = httpx.put(ticket["url"], content=data, headers=ticket["headers"], timeout=60)
         assert again.status_code == 412, again.text

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from choreo.service.uploads import PendingUpload, sweep_uploads, upload_record_key
+from choreo.service.uploads import PendingUpload, index_upload, sweep_uploads, upload_record_key
 from tests.service.helpers import SONGS, ServiceStack, open_ticket, put_to, upload
 
 pytestmark = pytest.mark.service
@@ -49,9 +49,28 @@ def test_a_presigned_url_takes_one_put_that_sends_its_signed_headers(stack: Serv
         assert track.status_code == 201, track.text
         again = put_to(ticket, b"OggS" + bytes(len(data) - 4))
         assert again.status_code == 412, f"the completed upload's URL took a second PUT: {again.text}"
-        assert client.post(ticket["complete_url"]).status_code == 404
+        repeated = client.post(ticket["complete_url"])
+        assert repeated.status_code == 201 and repeated.json() == track.json(), "again: the same track"
     stored = stack.ctx.storage.sha256_and_head(f"tracks/{track.json()['sha256']}.ogg")
     assert stored[0] == hashlib.sha256(data).hexdigest()
+    assert stack.ctx.storage.size_bytes(f"uploads/{ticket['upload_id']}") == 0, "the marker holds the key"
+
+
+def test_a_completion_cut_short_after_storage_closed_it_is_finished_by_the_retry(stack: ServiceStack) -> None:
+    """Redis still holds the ticket (its delete failed) after storage closed it: the retry gives the track."""
+    data = SONGS["hungarian"].read_bytes()
+    with stack.as_("content") as client:
+        ticket = open_ticket(client, SONGS["hungarian"])
+        assert put_to(ticket, data).status_code == 200
+        track = client.post(ticket["complete_url"])
+        assert track.status_code == 201, track.text
+        saved = stack.ctx.storage.get_json(upload_record_key(ticket["upload_id"]))
+        record = PendingUpload.model_validate(saved)
+        assert record.closed_at is not None and record.stored
+        index_upload(stack.ctx, record.model_copy(update={"closed_at": None, "stored": False}))
+        retried = client.post(ticket["complete_url"])
+        assert retried.status_code == 201 and retried.json()["sha256"] == track.json()["sha256"], retried.text
+    assert stack.ctx.redis.get(stack.ctx.key("upload", ticket["upload_id"])) is None
     assert stack.ctx.storage.size_bytes(f"uploads/{ticket['upload_id']}") == 0, "the marker holds the key"
 
 

@@ -55,5 +55,6 @@ def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Al
         assert content.get(f"/v1/jobs/{job['id']}/artifacts").status_code == 200
         dedup = content.post("/v1/jobs", json={"tracks": [job["track_sha256"]], "options": job["options"]})
         assert dedup.json()["jobs"][0]["deduplicated"] is True
-        assert content.post(completed["complete_url"]).status_code == 404, "a closed ticket came back"
+        assert stack.ctx.redis.get(stack.ctx.key("upload", completed["upload_id"])) is None, "it came back"
+        assert content.post(completed["complete_url"]).status_code == 201, "completing again is its track"
         assert content.post(pending["complete_url"]).status_code == 201, "the pending upload was lost"
