@@ -5,9 +5,9 @@ Usage::
     .venv/bin/python bench/exporters.py [--song PATH] [--minutes 3] [--fps 30] [--repeats 5]
                                         [--out bench/results/exporters.json]
 
-The dance is a real one: the pipeline (``prepare_song``, ``generate_motion``,
-``finish_motion``) renders the song with the installed model, and the first
-``minutes`` of it are exported. Without a usable model or song it falls back to a
+The dance is a real one: the pipeline (``dance_song``, as ``choreo render``)
+dances the song with the default synthesizer, and the first ``minutes`` of it
+are exported. Without a usable model or song it falls back to a
 synthetic dance of the same length and says so in the JSON (``motion_source``).
 Each format and rig is written ``repeats`` times into a temporary directory; the
 first write is reported apart (imports, caches), then the best and median of the
@@ -57,29 +57,11 @@ def default_song(minutes: float) -> Path | None:
 
 
 def pipeline_dance(song: Path, fps: int) -> tuple[Motion, Provenance]:
-    """Render ``song`` with the installed model, as ``choreo render`` does."""
-    from choreo.audio import song_sha256
-    from choreo.choreography.library import shipped_library
-    from choreo.pipeline import (
-        RenderOptions,
-        choreograph,
-        finish_motion,
-        generate_motion,
-        prepare_song,
-        synth_runner,
-    )
+    """Dance ``song`` as ``choreo render`` does, with its default synthesizer."""
+    from choreo.pipeline import RenderOptions, dance_song
 
-    options = RenderOptions(fps=fps)
-    features = prepare_song(song)
-    library = shipped_library()
-    generated = generate_motion(
-        synth_runner(options, library),
-        features,
-        options,
-        song_sha256=song_sha256(song),
-        choreography=choreograph(features, options, library),
-    )
-    return finish_motion(generated, options), generated.provenance
+    dance = dance_song(song, RenderOptions(fps=fps))
+    return dance.motion, dance.generated.provenance
 
 
 def synthetic_dance(n_frames: int, fps: int) -> tuple[Motion, Provenance]:

@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python -P bench/video.py [--song PATH] [--seconds 30] [--repeats 3]
                                        [--out bench/results/video.json]
 
-The dance is a real one (the pipeline renders the song with the installed model).
+The dance is a real one (``dance_song`` dances the song as ``choreo render`` does).
 The process pins itself, and so the ffmpeg it starts, to one CPU core
 (``sched_setaffinity``) and runs ffmpeg's encoder with one thread. For each write it
 reports the wall time and the CPU time of Python and ffmpeg together (the part of the
@@ -26,16 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from choreo.audio import song_sha256
-from choreo.choreography.library import shipped_library
-from choreo.pipeline import (
-    RenderOptions,
-    choreograph,
-    finish_motion,
-    generate_motion,
-    prepare_song,
-    synth_runner,
-)
+from choreo.pipeline import RenderOptions, dance_song
 from choreo.video import VideoOptions, write_video
 
 DEMO_SONG = Path(__file__).resolve().parents[1] / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
@@ -54,17 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/results/video.json"))
     args = parser.parse_args(argv)
 
-    options = RenderOptions()
-    features = prepare_song(args.song)
-    library = shipped_library()
-    generated = generate_motion(
-        synth_runner(options, library),
-        features,
-        options,
-        song_sha256=song_sha256(args.song),
-        choreography=choreograph(features, options, library),
-    )
-    motion = finish_motion(generated, options)
+    dance = dance_song(args.song, RenderOptions())
+    motion, song = dance.motion, dance.generated.song
     core = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})
     video = VideoOptions(duration_s=args.seconds, encoder_threads=1)
@@ -78,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                 motion,
                 path,
                 audio_path=args.song,
-                beat_times=generated.song.beat_times,
-                downbeat_times=generated.song.downbeat_times,
+                beat_times=song.beat_times,
+                downbeat_times=song.downbeat_times,
                 options=video,
             )
             runs.append(

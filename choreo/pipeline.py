@@ -1,19 +1,21 @@
 """One song's path through the stages, as plain functions.
 
-``choreo render`` calls :func:`render_song`; the service's Celery tasks call the
-stages one by one (``prepare_song`` and ``finish_motion`` + ``export_dance`` on
-CPU workers, ``generate_motion`` on GPU workers), so both paths produce the same
-dance from the same song and options. Generation goes through a song runner
-(:class:`engines.runner.SongRunner`): the command line's runs one song alone,
-a GPU worker's is its sequence batcher, and both cut songs into chunks by one
-rule, so they give the same dance.
+``choreo render`` calls :func:`render_song`: :func:`dance_song` (prepare, then
+:func:`perform_song`: choreograph, generate, finish) and the export; benchmarks,
+``choreo eval`` and tests that want the dance without its files call those two.
+The service's Celery tasks call the stages one by one (``prepare_song`` and
+``finish_motion`` + ``export_dance`` on CPU workers, ``generate_motion`` on GPU
+workers), so both paths produce the same dance from the same song and options.
+Generation goes through a song runner (:class:`engines.runner.SongRunner`): the
+command line's runs one song alone, a GPU worker's is its sequence batcher, and
+both cut songs into chunks by one rule, so they give the same dance.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,8 +47,10 @@ from exporters.provenance import Provenance
 
 __all__ = [
     "Choreography",
+    "Dance",
     "blend_style",
     "choreograph",
+    "dance_song",
     "FORMATS",
     "ExportedDance",
     "GeneratedMotion",
@@ -59,6 +63,7 @@ __all__ = [
     "load_runner",
     "synth_runner",
     "model_fps",
+    "perform_song",
     "prepare_song",
     "render_song",
 ]
@@ -348,22 +353,67 @@ def export_dance(
     return ExportedDance(files, summary)
 
 
-def render_song(
+@dataclass(frozen=True)
+class Dance:
+    """A song danced through the stages: its plan and guide, the raw and the finished motion.
+
+    ``timings_s`` holds the seconds each stage took, in the order they ran
+    (``render_song`` adds the export's and writes them into the summary).
+    """
+
+    choreography: Choreography
+    generated: GeneratedMotion
+    motion: Motion
+    timings_s: dict[str, float]
+
+
+def perform_song(
+    runner: SongRunner,
+    features: MusicFeatures,
+    options: RenderOptions,
+    library: PhraseLibrary,
+    *,
+    song_sha256: str,
+    plan: Plan | None = None,
+) -> Dance:
+    """Choreograph a prepared song (or follow ``plan``), perform it on ``runner`` and finish it.
+
+    For callers that keep a song's features across renders (``choreo eval``
+    dances each song with several seeds); :func:`dance_song` prepares them first.
+    ``features`` are at ``runner.spec.native_fps``.
+    """
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    choreography = choreograph(features, options, library, plan=plan)
+    timings["plan_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    generated = generate_motion(runner, features, options, song_sha256=song_sha256, choreography=choreography)
+    timings["generate_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    motion = finish_motion(generated, options)
+    timings["postprocess_s"] = time.perf_counter() - start
+    return Dance(choreography, generated, motion, timings)
+
+
+def dance_song(
     path: Path,
-    out_dir: Path,
     options: RenderOptions,
     *,
     runner: SongRunner | None = None,
     settings: Settings | None = None,
     library: PhraseLibrary | None = None,
     plan: Plan | None = None,
-) -> RenderResult:
-    """Render one song into dance files in ``out_dir``, named after the song.
+) -> Dance:
+    """One song's finished dance, as ``choreo render`` makes it, without writing files.
 
     The dance is planned on ``library`` (default: the shipped one), or follows
     ``plan`` when given; ``options.synth`` says who performs it: ``blend`` (the
     default) joins the phrases, ``model`` runs the guided network with the plan's
     guide and junction timing on ``runner`` (default: :func:`load_runner`); the blend makes its own.
+    The song is decoded and analysed at the runner's rate (:func:`prepare_song`), then
+    :func:`perform_song` dances it.
     """
     settings = settings or get_settings()
     path = Path(path)
@@ -378,23 +428,32 @@ def render_song(
     features = prepare_song(path, fps=runner.spec.native_fps, settings=settings)
     timings["analyze_s"] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    choreography = choreograph(features, options, library, plan=plan)
-    timings["plan_s"] = time.perf_counter() - start
+    dance = perform_song(runner, features, options, library, song_sha256=song_sha256(path), plan=plan)
+    return replace(dance, timings_s=timings | dance.timings_s)
 
-    start = time.perf_counter()
-    generated = generate_motion(
-        runner, features, options, song_sha256=song_sha256(path), choreography=choreography
-    )
-    timings["generate_s"] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    motion = finish_motion(generated, options)
-    timings["postprocess_s"] = time.perf_counter() - start
+def render_song(
+    path: Path,
+    out_dir: Path,
+    options: RenderOptions,
+    *,
+    runner: SongRunner | None = None,
+    settings: Settings | None = None,
+    library: PhraseLibrary | None = None,
+    plan: Plan | None = None,
+) -> RenderResult:
+    """Render one song into dance files in ``out_dir``, named after the song.
+
+    The dance is :func:`dance_song`'s (the arguments are its); then every requested
+    format, the preview picture and the summary, with each stage's time, are written.
+    """
+    path = Path(path)
+    dance = dance_song(path, options, runner=runner, settings=settings, library=library, plan=plan)
+    timings = dict(dance.timings_s)
 
     start = time.perf_counter()
     exported = export_dance(
-        motion, generated, options, out_dir, path.stem, song_name=path.name, song_path=path
+        dance.motion, dance.generated, options, out_dir, path.stem, song_name=path.name, song_path=path
     )
     timings["export_s"] = time.perf_counter() - start
 

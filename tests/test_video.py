@@ -12,18 +12,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from choreo.audio import song_sha256
-from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
 from choreo.errors import ParameterError
-from choreo.pipeline import (
-    RenderOptions,
-    choreograph,
-    finish_motion,
-    generate_motion,
-    prepare_song,
-    synth_runner,
-)
+from choreo.pipeline import RenderOptions, dance_song
 from choreo.video import VideoOptions, write_video
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -34,17 +25,8 @@ pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg i
 
 @pytest.fixture(scope="module")
 def dance():  # noqa: ANN201 - (motion, song timing)
-    options = RenderOptions()
-    features = prepare_song(DEMO_SONG)
-    library = shipped_library()
-    generated = generate_motion(
-        synth_runner(options, library),
-        features,
-        options,
-        song_sha256=song_sha256(DEMO_SONG),
-        choreography=choreograph(features, options, library),
-    )
-    return finish_motion(generated, options), generated.song
+    danced = dance_song(DEMO_SONG, RenderOptions())
+    return danced.motion, danced.generated.song
 
 
 def _probe(path: Path) -> dict[str, dict]:

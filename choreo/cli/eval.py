@@ -23,14 +23,7 @@ from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_
 from choreo.metrics.score import score_motion
 from choreo.metrics.style import STYLE_WINDOW_S, StyleCentroids, style_centroids
 from choreo.motion import Motion, joint_positions
-from choreo.pipeline import (
-    RenderOptions,
-    choreograph,
-    finish_motion,
-    generate_motion,
-    prepare_song,
-    synth_runner,
-)
+from choreo.pipeline import RenderOptions, finish_motion, perform_song, prepare_song, synth_runner
 from choreo.postprocess.ground import align_floor
 from choreo.styles import AUTO, STYLES
 from engines.runner import SongRunner
@@ -156,13 +149,9 @@ def _score_songs(
             beats = pool.beats(song.name)
             for seed in range(args.seeds):
                 options = RenderOptions(fps=args.fps, seed=seed, style=args.style, synth=args.synth)
-                choreography = choreograph(features, options, args.phrase_library)
-                plan = choreography.plan
+                danced = perform_song(runner, features, options, args.phrase_library, song_sha256=sha256)
+                plan, generated, dance = danced.choreography.plan, danced.generated, danced.motion
                 style = plan.style
-                generated = generate_motion(
-                    runner, features, options, song_sha256=sha256, choreography=choreography
-                )
-                dance = finish_motion(generated, options)
                 scores = score_motion(dance, beats)
                 spans = [SourceSpan(s.clip, *s.source_span_s) for s in plan.segments]
                 context = pool.context(
