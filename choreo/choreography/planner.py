@@ -174,6 +174,10 @@ class _Tables:
         self.n_secs = int(last.max()) + 1
         self.seconds = np.stack([first, last + 1], axis=1)
         """[P, 2] each phrase's first source second and one past its last."""
+        self.secs = np.minimum(first[:, None] + np.arange(int((last - first).max()) + 1), last[:, None])
+        """[P, span] each phrase's source seconds, the last one repeated to fill the row."""
+        self.end_key = (library.phrase_key + library.phrase_beats).astype(np.int64)
+        """[P] the key each phrase ends at."""
         self.attr = np.stack(
             [
                 library.phrase_duration_s,
@@ -470,19 +474,20 @@ class _Search:
         p = np.maximum(phrases, 0)
         a = self.attr[p]  # [H, C, 6]: duration, energy rank, stop cost, move x, move z, turn
         move_x, move_z = a[..., 3], a[..., 4]
+        # per candidate, the state it would end in: cost (per span, below), x, z, yaw
+        place = np.empty((*phrases.shape, 4))
         if beam is not None:
             c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
-            x = beam.x[:, None] + c * move_x + s * move_z
-            z = beam.z[:, None] - s * move_x + c * move_z
-            yaw = beam.yaw[:, None] + a[..., 5]
-            excess = (
-                np.maximum(np.abs(x) - self.limit_m, 0) ** 2 + np.maximum(np.abs(z) - self.limit_m, 0) ** 2
-            )
-            facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + yaw))) * 0.5
+            np.add(beam.x[:, None] + c * move_x, s * move_z, out=place[..., 1])
+            np.add(beam.z[:, None] - s * move_x, c * move_z, out=place[..., 2])
+            np.add(beam.yaw[:, None], a[..., 5], out=place[..., 3])
+            outside = np.maximum(np.abs(place[..., 1:3]) - self.limit_m, 0) ** 2
+            excess = outside[..., 0] + outside[..., 1]
+            facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + place[..., 3]))) * 0.5
             base = beam.cost[:, None] + w.transition * tc + w.reuse * (self.recent(beam, bar, p) & ~repeat)
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience
-            x, z, yaw = move_x, move_z, a[..., 5]
+            place[..., 1:] = a[..., 3:6]
             base = w.transition * tc
             per_bar = np.zeros(phrases.shape)
         lo, hi = _RELAXED_STRETCH if relaxed else (MIN_STRETCH, MAX_STRETCH)
@@ -507,11 +512,8 @@ class _Search:
             flat = noisy.ravel()
             k = min(_KEEP_PER_SPAN, int(np.count_nonzero(ok[..., i])))
             best = flat.argpartition(k - 1)[:k]
-            state = np.empty((k, 4))
+            state = place.reshape(-1, 4)[best]
             state[:, 0] = flat[best]
-            state[:, 1] = x.take(best)
-            state[:, 2] = z.take(best)
-            state[:, 3] = yaw.take(best)
             rows = best // phrases.shape[1]
             new = self.advance(beam, bar, i + 1, relaxed, rows, p.take(best), state, repeat.take(best))
             out.append((bar + i + 1, new))
@@ -540,13 +542,11 @@ class _Search:
             history = beam.history[rows]
             parent = beam.node[rows]
         history[:, n_secs + bar] = chosen
-        first, stop = self.t.seconds[chosen].T
-        for i in range(n):
-            history[i, first[i] : stop[i]] = bar
+        history[np.arange(n)[:, None], self.t.secs[chosen]] = bar
         self.chunk_start.append(self.n_nodes)
         self.chunks.append((parent, chosen, repeat, bar, j, relaxed))
         ids = np.empty((n, 2), dtype=np.int64)
-        ids[:, 0] = self.lib.phrase_key[chosen] + self.lib.phrase_beats[chosen]
+        ids[:, 0] = self.t.end_key[chosen]
         ids[:, 1] = np.arange(self.n_nodes, self.n_nodes + n)
         self.n_nodes += n
         return _Beam(state, ids, history)
