@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +219,16 @@ def _device_name(device: torch.device) -> str:
 
 
 class _Run:
-    """The model, its optimiser and the step function of one training run."""
+    """The model, its optimiser and the step function of one training run.
+
+    The styled model's run: a posterior encoder infers the latent, the network's
+    per-frame ``step`` is what runs (compiled on a GPU). :class:`_GuidedRun` changes
+    what a training step computes and which losses it weighs; the optimiser step,
+    the compiling and the evaluations' eager step are these.
+    """
+
+    step_name = "step"
+    """The network's per-frame method that ``torch.compile`` wraps."""
 
     def __init__(self, cfg: TrainConfig, stats: dict[str, np.ndarray], device: torch.device) -> None:
         self.cfg = cfg
@@ -224,22 +236,35 @@ class _Run:
         torch.manual_seed(cfg.seed)
         self.net = DanceNet(cfg.model).to(device)
         self.net.set_stats(stats)
-        self.posterior: torch.nn.Module = PosteriorEncoder(cfg.model).to(device)
+        self.posterior = self.new_posterior()
         self.fk = ForwardKinematics().to(device)
-        params = list(self.net.parameters()) + list(self.posterior.parameters())
-        self.opt = torch.optim.Adam(params, lr=cfg.lr)
-        self.params = params
-        self.eager_step: Callable[..., dict[str, torch.Tensor]] = self.net.step
+        self.params = list(self.net.parameters()) + list(self.posterior.parameters())
+        self.opt = torch.optim.Adam(self.params, lr=cfg.lr)
+        self.eager_step: Callable[..., dict[str, torch.Tensor]] = getattr(self.net, self.step_name)
         self.compiled = False
         if cfg.compile_step and device.type == "cuda":
-            _use_step(self.net, "step", torch.compile(self.net.step, dynamic=False))
+            _use_step(self.net, self.step_name, torch.compile(self.eager_step, dynamic=False))
             self.compiled = True
+
+    def new_posterior(self) -> torch.nn.Module:
+        """The encoder that infers each window's latent (trained beside the network)."""
+        return PosteriorEncoder(self.cfg.model).to(self.device)
 
     def uncompile(self, reason: BaseException) -> None:
         """Give up on the compiled step (it failed); training goes on eagerly."""
         print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
-        _use_step(self.net, "step", self.eager_step)
+        _use_step(self.net, self.step_name, self.eager_step)
         self.compiled = False
+
+    @contextmanager
+    def eager(self) -> Iterator[None]:
+        """The eager per-frame step for an evaluation, then the compiled one again."""
+        compiled_step = getattr(self.net, self.step_name)
+        _use_step(self.net, self.step_name, self.eager_step)
+        try:
+            yield
+        finally:
+            _use_step(self.net, self.step_name, compiled_step)
 
     def normalise(self, feats: torch.Tensor) -> torch.Tensor:
         return (feats - self.net.pose_mean) / self.net.pose_std
@@ -269,17 +294,32 @@ class _Run:
             self.cfg.model.native_fps,
         )
 
-    def total(self, parts: dict[str, torch.Tensor]) -> torch.Tensor:
+    def loss_weights(self) -> dict[str, float]:
+        """Each loss term's weight in the total, in the order they are added."""
         c = self.cfg
-        return (
-            c.w_feat * parts["feat"]
-            + c.w_pos * parts["pos"]
-            + c.w_vel * parts["vel"]
-            + c.w_root * parts["root"]
-            + c.w_skate * parts["skate"]
-            + c.w_energy * parts["energy"]
-            + c.kl_weight * parts["kl"]
-        )
+        return {
+            "feat": c.w_feat,
+            "pos": c.w_pos,
+            "vel": c.w_vel,
+            "root": c.w_root,
+            "skate": c.w_skate,
+            "energy": c.w_energy,
+            "kl": c.kl_weight,
+        }
+
+    def optimise(self, parts: dict[str, torch.Tensor], step: int) -> dict[str, float]:
+        """One optimiser step on the weighted loss terms at the step's learning rate; the row to log."""
+        cfg = self.cfg
+        loss = reduce(operator.add, (w * parts[k] for k, w in self.loss_weights().items()))
+        for group in self.opt.param_groups:
+            group["lr"] = _lr_at(step, cfg)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
+        self.opt.step()
+        out = {k: float(v.detach()) for k, v in parts.items()}
+        out.update(loss=float(loss.detach()), grad_norm=float(grad), lr=_lr_at(step, cfg))
+        return out
 
     def train_step(self, b, step: int, rng: np.random.Generator) -> dict[str, float]:
         cfg = self.cfg
@@ -299,49 +339,30 @@ class _Run:
         parts = self.losses(b, z, root, gt_z)
         kl = 0.5 * (mean**2 + logvar.exp() - 1 - logvar)
         parts["kl"] = torch.clamp(kl.mean(dim=(0, 1)), min=cfg.free_bits).sum()
-        loss = self.total(parts)
-        for group in self.opt.param_groups:
-            group["lr"] = _lr_at(step, cfg)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        grad = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
-        self.opt.step()
-        out = {k: float(v.detach()) for k, v in parts.items()}
-        out.update(
-            loss=float(loss.detach()),
-            grad_norm=float(grad),
-            lr=_lr_at(step, cfg),
-            self_fed=1 - sum(use) / len(use),
-        )
+        out = self.optimise(parts, step)
+        out["self_fed"] = 1 - sum(use) / len(use)
         return out
 
     @torch.no_grad()
     def evaluate(self, val: _Split) -> dict[str, float]:
         """Teacher-forced and free-running losses on fixed validation windows, and a long rollout."""
-        compiled_step = self.net.step
-        _use_step(self.net, "step", self.eager_step)
-        try:
-            return self._evaluate(val)
-        finally:
-            _use_step(self.net, "step", compiled_step)
-
-    def _evaluate(self, val: _Split) -> dict[str, float]:
         cfg = self.cfg
-        gen = torch.Generator().manual_seed(12345)
-        n = min(cfg.eval_batch, len(val.starts))
-        pick = torch.linspace(0, len(val.starts) - 1, n).long().to(val.device)
-        b = val.windows(val.starts[pick], torch.rand(n, generator=gen).to(val.device) * 2 * math.pi)
-        prior = torch.randn(n, cfg.window, cfg.model.latent_dim, generator=gen).to(val.device)
-        out: dict[str, float] = {}
-        for mode, use in (
-            ("teacher", [True] * cfg.window),
-            ("free", [True] + [False] * (cfg.window - 1)),
-        ):
-            z, root, gt_z = self.rollout(b, use, prior, 0.0)
-            parts = self.losses(b, z, root, gt_z)
-            out.update({f"val_{mode}_{k}": float(v) for k, v in parts.items()})
-        out.update(self.long_rollout(val, gen))
-        return out
+        with self.eager():
+            gen = torch.Generator().manual_seed(12345)
+            n = min(cfg.eval_batch, len(val.starts))
+            pick = torch.linspace(0, len(val.starts) - 1, n).long().to(val.device)
+            b = val.windows(val.starts[pick], torch.rand(n, generator=gen).to(val.device) * 2 * math.pi)
+            prior = torch.randn(n, cfg.window, cfg.model.latent_dim, generator=gen).to(val.device)
+            out: dict[str, float] = {}
+            for mode, use in (
+                ("teacher", [True] * cfg.window),
+                ("free", [True] + [False] * (cfg.window - 1)),
+            ):
+                z, root, gt_z = self.rollout(b, use, prior, 0.0)
+                parts = self.losses(b, z, root, gt_z)
+                out.update({f"val_{mode}_{k}": float(v) for k, v in parts.items()})
+            out.update(self.long_rollout(val, gen))
+            return out
 
     @torch.no_grad()
     def long_rollout(self, val: _Split, gen: torch.Generator) -> dict[str, float]:
@@ -398,26 +419,11 @@ class _Run:
 class _GuidedRun(_Run):
     """The guided model's run: learned inertialization over made junctions, latent from the prior."""
 
-    def __init__(self, cfg: TrainConfig, stats: dict[str, np.ndarray], device: torch.device) -> None:
-        torch.manual_seed(cfg.seed)
-        self.cfg = cfg
-        self.device = device
-        self.net = DanceNet(cfg.model).to(device)
-        self.net.set_stats(stats)
-        self.posterior = torch.nn.Module()
-        self.fk = ForwardKinematics().to(device)
-        self.params = list(self.net.parameters())
-        self.opt = torch.optim.Adam(self.params, lr=cfg.lr)
-        self.eager_step = self.net.guided_step
-        self.compiled = False
-        if cfg.compile_step and device.type == "cuda":
-            _use_step(self.net, "guided_step", torch.compile(self.net.guided_step, dynamic=False))
-            self.compiled = True
+    step_name = "guided_step"
 
-    def uncompile(self, reason: BaseException) -> None:
-        print(f"torch.compile failed, training without it: {type(reason).__name__}: {reason}", flush=True)
-        _use_step(self.net, "guided_step", self.eager_step)
-        self.compiled = False
+    def new_posterior(self) -> torch.nn.Module:
+        """None to train (the latent comes from the prior): an empty module, for the checkpoint's key."""
+        return torch.nn.Module()
 
     def guided_rollout(
         self,
@@ -449,39 +455,29 @@ class _GuidedRun(_Run):
         z, root, _ = self.net.perform(music, w.guide, w.guide_xz, w.junction, latent, state, (w.teacher, use))
         return w, z, root
 
-    def guided_total(self, parts: dict[str, torch.Tensor]) -> torch.Tensor:
+    def loss_weights(self) -> dict[str, float]:
+        """Each loss term's weight in the total, in the order they are added."""
         c = self.cfg
-        return (
-            c.w_feat * parts["feat"]
-            + c.w_pos * parts["pos"]
-            + c.w_root * parts["root"]
-            + c.w_vel * parts["vel"]
-            + c.w_acc * parts["acc"]
-            + c.w_jerk * parts["jerk"]
-            + c.w_skate * parts["skate"]
-        )
+        return {
+            "feat": c.w_feat,
+            "pos": c.w_pos,
+            "root": c.w_root,
+            "vel": c.w_vel,
+            "acc": c.w_acc,
+            "jerk": c.w_jerk,
+            "skate": c.w_skate,
+        }
 
     def train_step(self, b, step: int, rng: np.random.Generator) -> dict[str, float]:
         cfg = self.cfg
         w, z, root = self.guided_rollout(b, rng, cfg.music_noise)
         parts = inertialization_losses(self.fk, self.net, w, z, root, cfg.model.native_fps)
-        loss = self.guided_total(parts)
-        for group in self.opt.param_groups:
-            group["lr"] = _lr_at(step, cfg)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        grad = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
-        self.opt.step()
-        out = {k: float(v.detach()) for k, v in parts.items()}
-        out.update(loss=float(loss.detach()), grad_norm=float(grad), lr=_lr_at(step, cfg))
-        return out
+        return self.optimise(parts, step)
 
     @torch.no_grad()
     def evaluate(self, val: _Split) -> dict[str, float]:
         """Losses on fixed validation windows with fixed junctions."""
-        compiled_step = self.net.guided_step
-        _use_step(self.net, "guided_step", self.eager_step)
-        try:
+        with self.eager():
             gen = torch.Generator().manual_seed(12345)
             n = min(self.cfg.eval_batch, len(val.starts))
             pick = torch.linspace(0, len(val.starts) - 1, n).long().to(val.device)
@@ -489,8 +485,6 @@ class _GuidedRun(_Run):
             w, z, root = self.guided_rollout(b, np.random.default_rng(12345), 0.0, gen)
             parts = inertialization_losses(self.fk, self.net, w, z, root, self.cfg.model.native_fps)
             return {f"val_{k}": float(v) for k, v in parts.items()}
-        finally:
-            _use_step(self.net, "guided_step", compiled_step)
 
 
 def _use_step(net: DanceNet, name: str, fn: Callable[..., dict[str, torch.Tensor]]) -> None:
