@@ -28,6 +28,9 @@ Floor work and standing never meet at a junction (the transition table has no
 such entries); a phrase that gets up or goes down carries the body between them.
 Seeded noise among the near-best candidates makes seeds differ; a style that
 has no phrase for a stretch falls back to the nearest style, and the plan says so.
+A bar no phrase fits even then (the song's last bar, cut short by the song's
+end, can be shorter than any phrase) is danced by the segment before it, which
+stretches over it at its own pace; the plan says so too.
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ _OPENING_STARTS = 48
 _FRESH = 8
 PHRASE_BEATS_BY_METER = {4: (2, 4, 8), 3: (3, 6)}
 """Phrase lengths that fit a bar of each meter at beat ratios 1, 2 and 1/2."""
-_RELAXED_STRETCH = (0.5, 2.0)
+_STRETCH_LIMITS = ((MIN_STRETCH, MAX_STRETCH), (0.5, 2.0), (0.0, np.inf))
+"""Stretch limits per relaxation level: the rule, relaxed where nothing fits, and any stretch for
+an opening bar that nothing fits even then (a song shorter than any phrase's half)."""
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,7 @@ class _Spans:
     off_ratio: np.ndarray  # [K, lengths, 2] the cost of a beat ratio other than 1
 
 
-def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: bool) -> _Spans:
+def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _Spans:
     n = bars.n_bars
     k = np.arange(n)
     nxt = np.minimum(k + 1, n - 1)
@@ -357,7 +362,7 @@ class _Search:
         self.energy = energy
         self.rng = np.random.default_rng(seed)
         # node records, one chunk per advance: its first node id and (parents, phrases, whether each
-        # repeats a section, bar, bars, relaxed) of its nodes; node 0 is the empty plan
+        # repeats a section, bar, bars, relaxed, extended) of its nodes; node 0 is the empty plan
         self.chunk_start: list[int] = []
         self.chunks: list[tuple] = []
         self.n_nodes = 1
@@ -369,10 +374,10 @@ class _Search:
         # the candidates' attributes, with the stop cost weighted for this run
         self.attr = self.t.attr.copy()
         self.attr[:, 2] = weights.stops * (1.0 - self.attr[:, 2])
-        self.spans = {False: _spans(bars, weights, energy, False)}
+        self.spans = {0: _spans(bars, weights, energy, 0)}
         self.span_bars = np.array([1, 2])
 
-    def spans_of(self, relaxed: bool) -> _Spans:
+    def spans_of(self, relaxed: int) -> _Spans:
         if relaxed not in self.spans:
             self.spans[relaxed] = _spans(self.bars, self.w, self.energy, relaxed)
         return self.spans[relaxed]
@@ -409,7 +414,7 @@ class _Search:
         """
         if beam is None:
             return None
-        spans = self.spans[False]
+        spans = self.spans[0]
         lengths = PHRASE_BEATS_BY_METER[self.meter] if steady else None
         pool = self.t.fitting(style, lengths, spans.duration_s[bar][spans.available[bar]])
         if pool.size == 0:
@@ -449,7 +454,7 @@ class _Search:
         hits = counts.take(index)
         return hits[..., 1] > hits[..., 0]
 
-    def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: bool) -> list[tuple[int, _Beam]]:
+    def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: int) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
 
         Every candidate's cost for one and for two bars is computed in one pass over ``[H, C, 2]``
@@ -490,7 +495,7 @@ class _Search:
             place[..., 1:] = a[..., 3:6]
             base = w.transition * tc
             per_bar = np.zeros(phrases.shape)
-        lo, hi = _RELAXED_STRETCH if relaxed else (MIN_STRETCH, MAX_STRETCH)
+        lo, hi = _STRETCH_LIMITS[relaxed]
         length = self.t.length[p]
         stretch = spans.duration_s[bar] / a[..., 0:1]
         ok = valid[..., None] & (stretch >= lo) & (stretch <= hi) & spans.fits[bar][length]
@@ -524,7 +529,7 @@ class _Search:
         beam: _Beam | None,
         bar: int,
         j: int,
-        relaxed: bool,
+        relaxed: int,
         rows: np.ndarray,
         chosen: np.ndarray,
         state: np.ndarray,
@@ -544,28 +549,53 @@ class _Search:
         history[:, n_secs + bar] = chosen
         history[np.arange(n)[:, None], self.t.secs[chosen]] = bar
         self.chunk_start.append(self.n_nodes)
-        self.chunks.append((parent, chosen, repeat, bar, j, relaxed))
+        self.chunks.append((parent, chosen, repeat, bar, j, relaxed, False))
         ids = np.empty((n, 2), dtype=np.int64)
         ids[:, 0] = self.t.end_key[chosen]
         ids[:, 1] = np.arange(self.n_nodes, self.n_nodes + n)
         self.n_nodes += n
         return _Beam(state, ids, history)
 
+    def node(self, node: int) -> tuple:
+        """Node ``node``'s record: parent, phrase, whether it repeats a section, bar, bars, relaxed,
+        extended."""
+        c = bisect_right(self.chunk_start, node) - 1
+        i = node - self.chunk_start[c]
+        parents, phrases, repeats, bar, j, relaxed, extended = self.chunks[c]
+        return int(parents[i]), int(phrases[i]), bool(repeats[i]), bar, j, relaxed, extended
+
+    def extend(self, beam: _Beam, bar: int) -> _Beam:
+        """``beam``'s hypotheses (at ``bar``, where no phrase fits) with their last segment stretched
+        over ``bar`` too, at its own pace, for the fallback cost: they end at the next bar."""
+        ids = beam.ids.copy()
+        for h, old in enumerate(beam.node.tolist()):
+            parent, p, repeat, start, j, relaxed, _ = self.node(old)
+            self.chunk_start.append(self.n_nodes)
+            self.chunks.append(([parent], [p], [repeat], start, j + 1, relaxed, True))
+            ids[h, 1] = self.n_nodes
+            self.n_nodes += 1
+        state = beam.state.copy()
+        state[:, 0] += self.w.fallback
+        return _Beam(state, ids, beam.history.copy())
+
     def segments(self, node: int) -> list[tuple]:
-        """The plan that ends at ``node``: per segment its bar, phrase, bars, beat ratio, stretch and
-        the bar it dances again (None if none)."""
+        """The plan that ends at ``node``: per segment its bar, phrase, bars, beat ratio, stretch, the
+        bar it dances again (None if none) and whether it was stretched over bars no phrase fits."""
         out = []
         while node:
-            c = bisect_right(self.chunk_start, node) - 1
-            i = node - self.chunk_start[c]
-            parents, phrases, repeats, bar, j, relaxed = self.chunks[c]
-            p = int(phrases[i])
-            spans = self.spans[relaxed]
-            ratio = float(self.lib.phrase_beats[p] / spans.m[bar, j - 1]) if spans.steady[bar, j - 1] else 0.0
-            stretch = float(spans.duration_s[bar, j - 1] / self.lib.phrase_duration_s[p])
-            origin = int(self.bars.repeat_of[bar]) if repeats[i] else None
-            out.append((bar, p, j, ratio, stretch, origin))
-            node = int(parents[i])
+            parent, p, repeat, bar, j, relaxed, extended = self.node(node)
+            if extended:
+                ratio = 0.0
+                duration_s = self.bars.starts[bar + j] - self.bars.starts[bar]
+            else:
+                spans = self.spans[relaxed]
+                steady = spans.steady[bar, j - 1]
+                ratio = float(self.lib.phrase_beats[p] / spans.m[bar, j - 1]) if steady else 0.0
+                duration_s = spans.duration_s[bar, j - 1]
+            stretch = float(duration_s / self.lib.phrase_duration_s[p])
+            origin = int(self.bars.repeat_of[bar]) if repeat else None
+            out.append((bar, p, j, ratio, stretch, origin, extended))
+            node = parent
         return out[::-1]
 
 
@@ -624,7 +654,7 @@ def plan_dance(
             beam = _prune(pending[bar])
             pending[bar] = []
         found = []
-        for relaxed in (False, True):
+        for relaxed in range(len(_STRETCH_LIMITS) if beam is None else 2):
             for s in order:
                 found = search.expand(beam, bar, s, relaxed)
                 if found:
@@ -635,6 +665,8 @@ def plan_dance(
             if s != style_index:
                 new.state[:, 0] += search.w.fallback
             pending[end].append(new)
+        if not found and beam is not None:
+            pending[bar + 1].append(search.extend(beam, bar))
     best = _prune(pending[bars.n_bars])
     return _to_plan(library, bars, search.segments(int(best.node[0])), style, energy, seed, style_index)
 
@@ -654,7 +686,7 @@ def _to_plan(
         notes.append(merged_style_note(style, library.merged_styles[style]))
     start_index = {}
     first, last = library.phrase_frames
-    for i, (bar, p, n_bars, ratio, stretch, repeat) in enumerate(chosen):
+    for i, (bar, p, n_bars, ratio, stretch, repeat, _) in enumerate(chosen):
         start_index[bar] = i
         points = bars.points(bar, n_bars)
         steady = ratio > 0
@@ -697,6 +729,12 @@ def _to_plan(
         notes.append(
             f"{sum(s.free for s in segments)} segments have no steady beat (or no phrase fits its tempo): "
             "danced at their own pace"
+        )
+    extended = sum(bool(c[-1]) for c in chosen)
+    if extended:
+        notes.append(
+            f"{extended} segments also dance the bar after them, too short for any phrase (the song's "
+            "last bar, cut short by its end): at their own pace"
         )
     return Plan(
         library_version=library.version,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from choreo.choreography.guide import build_guide
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, shipped_library
 from choreo.choreography.plan import Plan
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS, plan_dance
@@ -176,3 +177,41 @@ def test_plan_json_round_trip(library: PhraseLibrary) -> None:
     spans = [s.source_span_s for s in plan.segments]
     assert all(0 <= a < b for a, b in spans)
     assert LIBRARY_FPS == 30
+
+
+@pytest.mark.parametrize("style", ["salsa", "modern", "breakdance"])
+def test_a_last_bar_too_short_for_any_phrase_is_danced_by_the_segment_before(
+    library: PhraseLibrary, style: str
+) -> None:
+    for duration_s, bpm in ((300.0, 200.0), (60.0, 190.0)):
+        song = steady_song(duration_s, bpm, meter=3)
+        # the last bar is one beat (0.30 and 0.32 s), about half the shortest phrase (0.6 s)
+        assert duration_s - song.bar_starts[-1] < 0.55 * library.phrase_duration_s.min()
+        plan = plan_dance(library, song, style=style, seed=0)
+        _check_contiguous(plan, duration_s)
+        last = plan.segments[-1]
+        assert last.free and last.start_bar + last.n_bars == song.bar_starts.size
+        own_s = library.phrase_duration_s[last.phrase]
+        assert last.stretch == pytest.approx((duration_s - last.start_s) / own_s, abs=1e-4)
+        assert any("too short for any phrase" in note for note in plan.notes)
+
+
+def test_a_song_shorter_than_half_of_any_phrase_is_danced(library: PhraseLibrary) -> None:
+    plan = plan_dance(library, steady_song(0.3, 120.0), style="salsa")
+    _check_contiguous(plan, 0.3)
+    assert len(plan.segments) == 1 and plan.segments[0].free
+
+
+@pytest.mark.parametrize("meter", [3, 4])
+@pytest.mark.parametrize("style", ["salsa", "modern", "breakdance"])
+def test_every_tempo_meter_and_length_is_danced_to_its_end(
+    library: PhraseLibrary, meter: int, style: str
+) -> None:
+    fps = 30
+    for bpm in range(45, 221, 5):
+        for duration_s in (1.0, 1.7, 2.5, 3.0, 9.4, 31.3):
+            plan = plan_dance(library, steady_song(duration_s, bpm, meter=meter), style=style, seed=bpm % 3)
+            _check_contiguous(plan, duration_s)
+            n_frames = int(round(duration_s * fps))
+            guide = build_guide(library, plan, n_frames, fps)
+            assert guide.poses.shape == (n_frames, 75) and np.isfinite(guide.poses).all()
