@@ -2,13 +2,24 @@
 
 A phrase of ``n`` pulse beats danced over ``m`` song beats has beat ratio
 ``n / m`` (1, or 2 and 1/2 for double and half time): phrase beat ``i * n / m``
-lands on song beat ``i`` wherever that is a whole phrase beat. PCHIP
-(Fritsch-Carlson, written out here: SciPy's constructor costs more than the
-rest of a phrase's guide) through those pairs is monotone (both sequences
-increase) and continuously differentiable, and passes exactly through every
-pair, so the phrase's first
-and last frames land on the segment's first and last song beats and every
-common beat lands on its song beat.
+lands on song beat ``i`` wherever that is a whole phrase beat. A monotone cubic
+Hermite map through those pairs (written out here: SciPy's constructor costs
+more than the rest of a phrase's guide) is continuously differentiable and
+passes exactly through every pair, so the phrase's first and last frames land
+on the segment's first and last song beats and every pinned beat lands on its
+song beat.
+
+A phrase's *stops* (the beats at which the dancer is slowest) are where the
+music should be heard. Real dancers' stops are shallow (the joint speed dips by
+a few per cent in salsa and modern), so how fast the warp plays the motion
+around a stop decides where the slowest moment lands: a stop pinned between a
+fast and a slow stretch slides several frames towards the slow one. The warp
+therefore pins a stop only where the stretch on both sides stays within
+:data:`STOP_STRETCH_TOLERANCE` of the segment's, and eases into it: it plays
+the motion there at :data:`STOP_EASE` times the slower of the speeds of the
+stretches beside it (a local minimum of the playback speed, a held accent), so
+the stop's slowest moment stays on its song beat. Other beats follow the map
+between the pinned ones.
 
 Unlike :mod:`choreo.mocap.timewarp` (which searches the best matching of free
 ends), this is a closed-form map, cheap enough to run for every phrase of a song.
@@ -28,7 +39,23 @@ import numpy as np
 
 from choreo.errors import ParameterError
 
-__all__ = ["AIRBORNE_STRETCH", "BeatWarp", "beat_warp", "limit_airborne_stretch"]
+__all__ = [
+    "AIRBORNE_STRETCH",
+    "STOP_EASE",
+    "STOP_STRETCH_TOLERANCE",
+    "BeatWarp",
+    "beat_warp",
+    "limit_airborne_stretch",
+]
+
+STOP_EASE = 0.7
+"""Playback speed at a pinned stop, relative to the slower of the stretches beside it.
+
+0.6 to 0.7 with a tolerance of 1.15 to 1.2 put the most stops on beats in a sweep over
+eight songs (``docs/choreography.md``); at 0.8 and 1.1 about a third fewer."""
+
+STOP_STRETCH_TOLERANCE = 1.2
+"""A stop is pinned when the stretch on either side of it is within this ratio of the segment's."""
 
 AIRBORNE_STRETCH = (0.9, 1.1)
 """Bounds of the local stretch (song time over phrase time) where the body is in the air."""
@@ -129,14 +156,16 @@ def _end_slope(h0: float, h1: float, m0: float, m1: float) -> float:
 
 
 def beat_warp(
-    phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, pinned: np.ndarray | None = None
+    phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, stops: np.ndarray | None = None
 ) -> BeatWarp:
     """The warp that puts ``phrase_beats_s`` (``n + 1`` times) onto ``song_beats_s`` (``m + 1`` times).
 
     Every ``n / g``-th phrase beat is pinned to every ``m / g``-th song beat,
-    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``pinned``
-    (``[n + 1]`` bool) keeps only the marked phrase beats among those, and
-    always both ends.
+    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``stops``
+    (``[n + 1]`` bool, the phrase beats that are real stops) keeps, besides both
+    ends, only the stops among those whose stretch on both sides stays within
+    :data:`STOP_STRETCH_TOLERANCE` of the segment's (the most regular first), and
+    eases into every pinned stop, ends included (see the module docstring).
 
     Raises
     ------
@@ -149,12 +178,40 @@ def beat_warp(
     if n < 1 or m < 1:
         raise ParameterError("a warp needs at least two phrase beats and two song beats")
     g = gcd(n, m)
-    song, phrase = song_beats_s[:: m // g], phrase_beats_s[:: n // g]
-    if pinned is not None:
-        keep = np.asarray(pinned, dtype=bool)[:: n // g].copy()
-        keep[[0, -1]] = True
-        song, phrase = song[keep], phrase[keep]
-    return BeatWarp(song_s=song.copy(), phrase_s=phrase.copy())
+    song, phrase = song_beats_s[:: m // g].copy(), phrase_beats_s[:: n // g].copy()
+    if stops is None:
+        return BeatWarp(song_s=song, phrase_s=phrase)
+    BeatWarp(song_s=song, phrase_s=phrase)  # the same checks before choosing among the points
+    stop = np.asarray(stops, dtype=bool)[:: n // g]
+    keep = _regular_stops(song, phrase, stop)
+    song, phrase, stop = song[keep], phrase[keep], stop[keep]
+    secant = np.diff(phrase) / np.diff(song)
+    slopes = np.minimum(np.append(secant[0], secant), np.append(secant, secant[-1]))
+    slopes = np.where(stop, STOP_EASE * slopes, slopes)
+    return BeatWarp(song_s=song, phrase_s=phrase, slopes=slopes)
+
+
+def _regular_stops(song: np.ndarray, phrase: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Which points to keep: both ends, and the interior stops that keep the stretch regular.
+
+    Stops are taken in order of how close the straight line between the ends
+    puts them to their song beat; one is kept when the stretch from its kept
+    neighbours on either side is within :data:`STOP_STRETCH_TOLERANCE` of the
+    segment's.
+    """
+    keep = np.zeros(song.size, dtype=bool)
+    keep[[0, -1]] = True
+    overall = (song[-1] - song[0]) / (phrase[-1] - phrase[0])
+    line = song[0] + (phrase - phrase[0]) * overall
+    lo, hi = overall / STOP_STRETCH_TOLERANCE, overall * STOP_STRETCH_TOLERANCE
+    for i in sorted(np.flatnonzero(stop[1:-1]) + 1, key=lambda j: abs(song[j] - line[j])):
+        left = np.flatnonzero(keep[:i])[-1]
+        right = i + 1 + np.flatnonzero(keep[i + 1 :])[0]
+        before = (song[i] - song[left]) / (phrase[i] - phrase[left])
+        after = (song[right] - song[i]) / (phrase[right] - phrase[i])
+        if lo <= before <= hi and lo <= after <= hi:
+            keep[i] = True
+    return keep
 
 
 def limit_airborne_stretch(

@@ -78,10 +78,12 @@ def test_the_first_phrase_hits_its_song_beats_with_its_own_key_poses(library: Ph
     source = library.frames_motion(
         int(library.key_frame[key]), int(library.key_frame[key + n]), mirrored=first.mirrored
     )
+    pinned = segment_warp(library, first).song_s[:-1]  # its start and the stops the warp pins
     checked = 0
     for i, t in enumerate(first.song_beats_s[:-1]):
-        if (i * ratio) % 1 or not (i == 0 or library.key_stop[key + int(i * ratio)]):
-            continue  # the warp pins the phrase's stops (and its ends) onto their song beats
+        if (i * ratio) % 1 or np.min(np.abs(pinned - t)) > 1e-9:
+            continue
+        assert i == 0 or library.key_stop[key + int(i * ratio)]  # only stops are pinned inside a phrase
         checked += 1
         song_frame = int(round(t * FPS))
         source_frame = int(library.key_frame[key + int(i * ratio)] - library.key_frame[key])
@@ -194,19 +196,19 @@ def test_feet_planted_through_a_junction_stay_put_in_its_window() -> None:
 def test_the_guide_holds_planted_feet_only_inside_junction_windows(
     library: PhraseLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan = plan_dance(library, steady_song(60.0, 110.0), style="salsa", seed=0)
-    held = build_guide(library, plan, 60 * FPS, FPS)
-    monkeypatch.setattr(guide_module, "hold_planted_feet", lambda motion, holds: motion)
-    free = build_guide(library, plan, 60 * FPS, FPS)
-    inside = np.zeros(60 * FPS, dtype=bool)
-    for f in np.ceil(plan.junctions_s * FPS).astype(int):
-        inside[f : f + window_frames(FPS)] = True
-    changed = np.abs(held.poses - free.poses).max(axis=1) > 0
-    assert changed.any() and not changed[~inside].any()
-    skate_held = skating_frames(
-        joint_positions(Motion.from_array(held.poses.astype(np.float64), FPS)), fps=FPS
-    )
-    skate_free = skating_frames(
-        joint_positions(Motion.from_array(free.poses.astype(np.float64), FPS)), fps=FPS
-    )
-    assert skate_held[changed[:-1]].mean() < skate_free[changed[:-1]].mean() - 0.05
+    skating = {"held": [], "free": []}
+    for seed in range(3):  # how much a plan's junctions skate depends on its phrases: three plans
+        plan = plan_dance(library, steady_song(60.0, 110.0), style="salsa", seed=seed)
+        monkeypatch.undo()
+        held = build_guide(library, plan, 60 * FPS, FPS)
+        monkeypatch.setattr(guide_module, "hold_planted_feet", lambda motion, holds: motion)
+        free = build_guide(library, plan, 60 * FPS, FPS)
+        inside = np.zeros(60 * FPS, dtype=bool)
+        for f in np.ceil(plan.junctions_s * FPS).astype(int):
+            inside[f : f + window_frames(FPS)] = True
+        changed = np.abs(held.poses - free.poses).max(axis=1) > 0
+        assert changed.any() and not changed[~inside].any()
+        for name, guide in (("held", held), ("free", free)):
+            motion = Motion.from_array(guide.poses.astype(np.float64), FPS)
+            skating[name].extend(skating_frames(joint_positions(motion), fps=FPS)[changed[:-1]])
+    assert np.mean(skating["held"]) < np.mean(skating["free"]) - 0.05

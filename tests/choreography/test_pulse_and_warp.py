@@ -64,12 +64,50 @@ def test_warp_refuses_points_that_do_not_increase() -> None:
         beat_warp(np.array([0.0, 1.0, 0.9]), np.array([0.0, 1.0, 2.0]))
 
 
-def test_only_the_marked_beats_and_both_ends_are_pinned() -> None:
-    phrase = np.array([0.0, 0.4, 1.1, 1.5, 2.0])
+def test_only_stops_with_a_regular_stretch_and_both_ends_are_pinned() -> None:
+    phrase = np.array([0.0, 0.5, 0.7, 1.5, 2.0])  # the stop at 0.7 would play 0.5 s of song in 0.2 s
     song = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
-    warp = beat_warp(phrase, song, pinned=np.array([False, True, False, False, False]))
-    np.testing.assert_allclose(warp.song_s, [0.0, 0.5, 2.0])
-    np.testing.assert_allclose(warp.phrase_time(warp.song_s), [0.0, 0.4, 2.0], atol=1e-12)
+    warp = beat_warp(phrase, song, stops=np.array([False, True, True, True, False]))
+    np.testing.assert_allclose(warp.song_s, [0.0, 0.5, 1.5, 2.0])
+    np.testing.assert_allclose(warp.phrase_time(warp.song_s), [0.0, 0.5, 1.5, 2.0], atol=1e-12)
+    none = beat_warp(phrase, song, stops=np.zeros(5, dtype=bool))
+    np.testing.assert_allclose(none.song_s, [0.0, 2.0])
+
+
+def test_the_warp_slows_into_each_pinned_stop_and_stays_monotone_and_c1() -> None:
+    phrase = np.array([0.0, 0.46, 1.0, 1.55, 2.0])
+    song = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    stops = np.array([True, True, False, True, True])
+    warp = beat_warp(phrase, song, stops=stops)
+    np.testing.assert_allclose(warp.song_s, [0.0, 0.5, 1.5, 2.0])
+    t = np.linspace(0.0, 2.0, 4001)
+    speed = np.diff(warp.phrase_time(t)) / np.diff(t)  # phrase seconds played per song second
+    assert np.all(speed > 0)
+    assert np.abs(np.diff(speed)).max() < 0.05  # C1 across the knots
+    for knot in (0.5, 1.5):  # the playback speed is lowest at the stop within 0.15 s either side
+        near = np.abs(t[:-1] - knot) < 0.15
+        assert abs(t[:-1][near][np.argmin(speed[near])] - knot) < 2e-3
+        assert speed[near].min() < 0.75 * speed[near].max()
+
+
+def test_a_shallow_stop_lands_on_its_song_beat_only_when_eased_into() -> None:
+    """A dancer slows by 3 % at each stop: the warp's speed changes decide where the slowest moment lands."""
+    fps = 30
+    phrase = np.array([0.0, 0.48, 1.0, 1.53, 2.0, 2.48, 3.0])  # stops at slightly irregular beats
+    song = np.arange(7) * 0.5
+    t = np.arange(-1.0, 4.0, 1 / fps)
+
+    def kinematic_beats_s(warp_stops: np.ndarray | None) -> np.ndarray:
+        warp = beat_warp(phrase, song, stops=warp_stops)
+        tau = warp.phrase_time(t)
+        dancer = 1.0 - 0.03 * np.exp(-((tau[:, None] - phrase[None, :]) ** 2) / (2 * 0.15**2)).sum(axis=1)
+        return t[speed_minima(dancer * np.gradient(tau, t), 5.0)]
+
+    def hits(beats: np.ndarray) -> int:
+        return int(sum(np.min(np.abs(beats - b)) <= 2.5 / fps for b in song[1:-1]))
+
+    assert hits(kinematic_beats_s(np.ones(7, dtype=bool))) >= 4
+    assert hits(kinematic_beats_s(None)) <= 1
 
 
 def _stretch_along(warp, song_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
