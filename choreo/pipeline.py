@@ -46,6 +46,7 @@ from engines.runner import SingleSongRunner, SongRunner
 from exporters.provenance import Provenance
 
 __all__ = [
+    "MIN_SOURCE_S_PER_MIN",
     "Choreography",
     "Dance",
     "blend_style",
@@ -67,6 +68,9 @@ __all__ = [
     "prepare_song",
     "render_song",
 ]
+
+MIN_SOURCE_S_PER_MIN = 20.0
+"""``auto`` passes over a style with less library material than this per minute of the song."""
 
 
 def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
@@ -185,8 +189,15 @@ def choreograph(
     """
     if plan is None:
         structure = analyze_structure(features)
-        style = blend_style(options.style, features.tempo_bpm, library)
+        style = blend_style(options.style, features.tempo_bpm, library, features.duration_s)
         plan = plan_dance(library, structure, style=style, energy=options.energy, seed=options.seed)
+        by_tempo = blend_style(options.style, features.tempo_bpm, library, 0.0)
+        if style != by_tempo:
+            note = (
+                f"auto chose {style} rather than {by_tempo} (the tempo's style): the library holds too "
+                f"little {by_tempo} for a song this long"
+            )
+            plan = replace(plan, notes=(*plan.notes, note))
     elif plan.library_sha256 != library.sha256:
         raise ParameterError(
             f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
@@ -195,21 +206,33 @@ def choreograph(
     return Choreography(plan, guide)
 
 
-def blend_style(style: str, tempo_bpm: float, library: PhraseLibrary) -> str:
-    """The library style to plan in: ``auto`` picks by tempo among the library's styles.
+def blend_style(style: str, tempo_bpm: float, library: PhraseLibrary, duration_s: float) -> str:
+    """The library style to plan in: ``auto`` picks by tempo among the styles with enough material.
+
+    A style qualifies for ``auto`` when the library holds at least
+    :data:`MIN_SOURCE_S_PER_MIN` seconds of it per minute of the song (a
+    14-minute song danced from 81 s of breakdance loops every move ten times);
+    among those, the tempo's style or the nearest to it; with none, the style
+    with the most material.
 
     Raises
     ------
     ParameterError
         Naming the style when the library has no such style.
     """
-    if style == AUTO:
-        chosen = auto_style(tempo_bpm)
-        if chosen in library.styles:
-            return chosen
-        return max(library.styles, key=lambda s: library.coverage()[s]["minutes"])
-    library.style_index(style)
-    return style
+    if style != AUTO:
+        library.style_index(style)
+        return style
+    minutes = {name: c["minutes"] for name, c in library.coverage().items()}
+    most = max(library.styles, key=lambda s: minutes[s])
+    chosen = auto_style(tempo_bpm)
+    if chosen not in library.styles:
+        chosen = most
+    need_min = MIN_SOURCE_S_PER_MIN * duration_s / 3600.0
+    for s in library.styles_by_nearness(library.style_index(chosen)):
+        if minutes[library.styles[s]] >= need_min:
+            return library.styles[s]
+    return most
 
 
 def generate_motion(

@@ -30,7 +30,9 @@ import numpy as np
 
 from choreo.choreography.phrases import PHRASE_BEATS, ClipKeys, cut_keys
 from choreo.choreography.transitions import TRANSITIONS_PER_STYLE, transition_table
+from choreo.choreography.warp import STOP_STRETCH_TOLERANCE
 from choreo.errors import ParameterError
+from choreo.metrics.stalls import STALL_FRACTION
 from choreo.mocap.mirror import mirror, mirror_permutation
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
@@ -198,12 +200,49 @@ class PhraseLibrary:
         return rank
 
     @cached_property
-    def phrase_stop_share(self) -> np.ndarray:
-        """[P] share of a phrase's beat keys (both ends included) that are real stops."""
-        cumulative = np.concatenate([[0], np.cumsum(self.key_stop)])
-        return (cumulative[self.phrase_key + self.phrase_beats + 1] - cumulative[self.phrase_key]) / (
-            self.phrase_beats + 1.0
-        )
+    def phrase_still(self) -> np.ndarray:
+        """[P] bool: the phrase is a held pose, its energy under the stall fraction of its style's median.
+
+        The fraction is the stall measure's (:data:`choreo.metrics.stalls.STALL_FRACTION`):
+        danced over music that goes on, such a phrase is a stall.
+        """
+        still = np.zeros(self.phrase_key.size, dtype=bool)
+        for s in range(len(self.styles)):
+            mask = self.phrase_style == s
+            if mask.any():
+                still[mask] = self.phrase_energy[mask] < STALL_FRACTION * np.median(self.phrase_energy[mask])
+        return still
+
+    @cached_property
+    def phrase_pinned_share(self) -> np.ndarray:
+        """[2, P] the share of a phrase's beat keys that are stops landing on song beats.
+
+        Row 0 is for beat ratio 1 (and 1/2), where every phrase beat falls on a song
+        beat; row 1 for beat ratio 2 (double time), where only the even phrase beats
+        do and a stop at an odd one lands between two song beats: those count
+        against it. A stop on a song beat counts when the warp pins it: both ends
+        when they are stops, an interior stop when the stretch from the phrase's
+        start to it and from it to the phrase's end is within
+        :data:`~choreo.choreography.warp.STOP_STRETCH_TOLERANCE` of the whole
+        phrase's (as :func:`~choreo.choreography.warp.beat_warp` decides, against
+        the ends rather than the neighbouring pinned stops).
+        """
+        key, n = self.phrase_key.astype(np.int64), self.phrase_beats.astype(np.int64)
+        frames = self.key_frame.astype(np.float64)
+        span = frames[key + n] - frames[key]
+        ends = self.key_stop[key].astype(np.float64) + self.key_stop[key + n]
+        share = np.stack([ends, ends])
+        lo, hi = 1.0 / STOP_STRETCH_TOLERANCE, STOP_STRETCH_TOLERANCE
+        for i in range(1, int(n.max())):
+            at = np.minimum(key + i, self.key_frame.size - 1)
+            stop = (i < n) & self.key_stop[at]
+            done = (frames[at] - frames[key]) / span
+            with np.errstate(divide="ignore", invalid="ignore"):
+                before, after = (i / n) / done, (1 - i / n) / (1 - done)
+            pinned = stop & (before >= lo) & (before <= hi) & (after >= lo) & (after <= hi)
+            share[0] += pinned
+            share[1] += pinned if i % 2 == 0 else -stop.astype(np.float64)
+        return share / (n + 1.0)
 
     @cached_property
     def phrase_duration_s(self) -> np.ndarray:

@@ -16,16 +16,23 @@ Costs, all in one unit (about 1 for a clearly worse choice):
 * energy: the phrase's energy quantile in its style against the bars' target
   (big moves on loud bars, small on quiet ones, shifted by ``energy``);
 * tempo: log-stretch squared, and a little for half or double time;
-* stops: a little for phrases with few real stops among their beat keys (the
-  warp pins the stops onto beats, so more stops follow the music more closely);
+* stops: for phrases with few stops that the warp can pin onto beats (real
+  stops, spaced evenly enough; :attr:`PhraseLibrary.phrase_pinned_share`), and
+  in double time for stops that would fall between two song beats: the
+  dance's stops on the song's beats are what makes it follow this song;
 * floor: leaving the floor area (default 4 m x 4 m, centred), and facing away
   from the audience (+Z) on average;
 * reuse: a source second danced again within :data:`REUSE_BARS` bars, mirror
   images and overlapping cuts included, unless the music repeats: a repeated
-  section may dance the first occurrence's phrases again or their mirror images.
+  section may dance the first occurrence's phrases again or their mirror images;
+  and, less, the share of the phrase's source seconds danced at all before
+  (``stale``), so a long song goes through the library before it comes back.
 
-Floor work and standing never meet at a junction (the transition table has no
-such entries); a phrase that gets up or goes down carries the body between them.
+A held pose (a phrase that barely moves, :attr:`PhraseLibrary.phrase_still`) is
+danced only over bars whose energy is under half the song's median: over music
+that goes on it would be a stall. Floor work and standing never meet at a
+junction (the transition table has no such entries); a phrase that gets up or
+goes down carries the body between them.
 Seeded noise among the near-best candidates makes seeds differ; a style that
 has no phrase for a stretch falls back to the nearest style, and the plan says so.
 A bar no phrase fits even then (the song's last bar, cut short by the song's
@@ -46,6 +53,7 @@ from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, merged_style
 from choreo.choreography.phrases import PHRASE_BEATS
 from choreo.choreography.plan import Plan, Segment
 from choreo.errors import ParameterError
+from choreo.metrics.stalls import MUSIC_HOLD_FRACTION
 
 __all__ = [
     "ENERGY_LEVELS",
@@ -62,6 +70,8 @@ _BEAM = 6
 _KEEP_PER_SPAN = 6
 _OPENING_STARTS = 48
 _FRESH = 8
+_NEVER = -(10**6)
+"""Bar of last use of a source second not danced yet."""
 PHRASE_BEATS_BY_METER = {4: (2, 4, 8), 3: (3, 6)}
 """Phrase lengths that fit a bar of each meter at beat ratios 1, 2 and 1/2."""
 _STRETCH_LIMITS = ((MIN_STRETCH, MAX_STRETCH), (0.5, 2.0), (0.0, np.inf))
@@ -74,14 +84,15 @@ class PlannerWeights:
     """Weights of the planner's costs (see the module docstring)."""
 
     transition: float = 12.0
-    energy: float = 3.0
+    energy: float = 5.0
     tempo: float = 1.0
     ratio: float = 0.25
     area: float = 8.0
     facing: float = 0.6
     reuse: float = 12.0
     fallback: float = 3.0
-    stops: float = 2.0
+    stops: float = 6.0
+    stale: float = 5.0
     noise: float = 0.25
     area_half_m: float = 2.0
     area_margin_m: float = 0.4
@@ -187,14 +198,18 @@ class _Tables:
             [
                 library.phrase_duration_s,
                 library.energy_rank,
-                library.phrase_stop_share,
+                library.phrase_pinned_share[0],
                 library.phrase_move[:, 0].astype(np.float64),
                 library.phrase_move[:, 1].astype(np.float64),
                 library.phrase_turn.astype(np.float64),
+                library.phrase_pinned_share[1],
             ],
             axis=1,
         )
-        """[P, 6] duration, energy rank, stop share, move x and z, turn."""
+        """[P, 7] duration, energy rank, pinned-stop share, move x and z, turn, pinned-stop share in
+        double time."""
+        self.still = library.phrase_still
+        """[P] the phrase is a held pose."""
         self.length = np.searchsorted(np.array(PHRASE_BEATS), library.phrase_beats)
         """[P] index of each phrase's length in PHRASE_BEATS."""
         self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
@@ -274,6 +289,8 @@ class _Spans:
     m: np.ndarray  # song beats a phrase's beats are counted against (1 where not steady)
     fits: np.ndarray  # [K, lengths, 2] bool: a phrase of that length fits (False where not available)
     off_ratio: np.ndarray  # [K, lengths, 2] the cost of a beat ratio other than 1
+    double: np.ndarray  # [K, lengths, 2] bool: a phrase of that length dances in double time
+    loud: np.ndarray  # bool: some bar of the span has at least half the song's median energy
 
 
 def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _Spans:
@@ -291,6 +308,7 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
     m3, steady3 = m[:, None, :], steady[:, None, :]
     ratio_fits = (lengths == m3) | (lengths == 2 * m3) | (2 * lengths == m3)
     energy_2 = (bars.energy + bars.energy[nxt]) / 2
+    loud = bars.energy >= MUSIC_HOLD_FRACTION * np.median(bars.energy)
     return _Spans(
         available=available,
         duration_s=duration,
@@ -299,6 +317,8 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
         m=m,
         fits=np.where(steady3, ratio_fits, True) & available[:, None, :],
         off_ratio=weights.ratio * (steady3 & (lengths != m3)),
+        double=steady3 & (lengths == 2 * m3),
+        loud=np.stack([loud, loud | loud[nxt]], axis=1),
     )
 
 
@@ -371,9 +391,9 @@ class _Search:
         self.meter_columns = tuple(int(c) for c in np.nonzero(np.isin(PHRASE_BEATS, fits))[0])
         self.all_columns = tuple(range(len(PHRASE_BEATS)))
         self.limit_m = weights.area_half_m - weights.area_margin_m
-        # the candidates' attributes, with the stop cost weighted for this run
+        # the candidates' attributes, with the stop costs weighted for this run
         self.attr = self.t.attr.copy()
-        self.attr[:, 2] = weights.stops * (1.0 - self.attr[:, 2])
+        self.attr[:, [2, 6]] = weights.stops * (1.0 - self.attr[:, [2, 6]])
         self.spans = {0: _spans(bars, weights, energy, 0)}
         self.span_bars = np.array([1, 2])
 
@@ -454,6 +474,15 @@ class _Search:
         hits = counts.take(index)
         return hits[..., 1] > hits[..., 0]
 
+    def danced(self, beam: _Beam, p: np.ndarray) -> np.ndarray:
+        """[H, C] the share of candidate ``p``'s source seconds danced before, by prefix sums."""
+        h, n = beam.history.shape[0], self.t.n_secs
+        counts = np.zeros((h, n + 1), dtype=np.int32)
+        np.cumsum(beam.history[:, :n] > _NEVER, axis=1, out=counts[:, 1:])
+        seconds = self.t.seconds[p]
+        hits = counts.take(seconds + (np.arange(h) * (n + 1))[:, None, None])
+        return (hits[..., 1] - hits[..., 0]) / (seconds[..., 1] - seconds[..., 0])
+
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: int) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
 
@@ -477,7 +506,7 @@ class _Search:
                 repeat = np.concatenate([repeat, extra[2]], axis=1)
         valid = (phrases >= 0) & np.isfinite(tc)
         p = np.maximum(phrases, 0)
-        a = self.attr[p]  # [H, C, 6]: duration, energy rank, stop cost, move x, move z, turn
+        a = self.attr[p]  # [H, C, 7]: duration, energy rank, stop cost, move x, z, turn, stop cost x2
         move_x, move_z = a[..., 3], a[..., 4]
         # per candidate, the state it would end in: cost (per span, below), x, z, yaw
         place = np.empty((*phrases.shape, 4))
@@ -489,7 +518,8 @@ class _Search:
             outside = np.maximum(np.abs(place[..., 1:3]) - self.limit_m, 0) ** 2
             excess = outside[..., 0] + outside[..., 1]
             facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + place[..., 3]))) * 0.5
-            base = beam.cost[:, None] + w.transition * tc + w.reuse * (self.recent(beam, bar, p) & ~repeat)
+            reuse = w.reuse * self.recent(beam, bar, p) + w.stale * self.danced(beam, p)
+            base = beam.cost[:, None] + w.transition * tc + reuse * ~repeat
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience
             place[..., 1:] = a[..., 3:6]
@@ -499,6 +529,7 @@ class _Search:
         length = self.t.length[p]
         stretch = spans.duration_s[bar] / a[..., 0:1]
         ok = valid[..., None] & (stretch >= lo) & (stretch <= hi) & spans.fits[bar][length]
+        ok &= ~(self.t.still[p][..., None] & spans.loud[bar])  # a held pose only where the music falls
         any_ok = ok.any(axis=(0, 1))
         if not any_ok.any():
             return []
@@ -507,7 +538,7 @@ class _Search:
             + w.energy * (a[..., 1:2] - spans.target[bar]) ** 2
             + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
             + spans.off_ratio[bar][length]
-            + a[..., 2:3] * spans.steady[bar]
+            + np.where(spans.double[bar][length], a[..., 6:7], a[..., 2:3]) * spans.steady[bar]
         )
         out = []
         for i in (0, 1):
@@ -541,7 +572,7 @@ class _Search:
         n_secs = self.t.n_secs
         if beam is None:
             history = np.full((n, n_secs + self.bars.n_bars), -1, dtype=np.int32)
-            history[:, :n_secs] = -(10**6)
+            history[:, :n_secs] = _NEVER
             parent = np.zeros(n, dtype=np.int64)
         else:
             history = beam.history[rows]

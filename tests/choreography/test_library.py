@@ -19,6 +19,7 @@ from choreo.choreography.library import (
 )
 from choreo.choreography.phrases import PHRASE_BEATS
 from choreo.choreography.sources import read_clips
+from choreo.choreography.warp import STOP_STRETCH_TOLERANCE
 from choreo.cli.main import main
 from choreo.errors import ParameterError
 from choreo.mocap.dataset import CMU_CREDIT, retargeted_dance
@@ -63,6 +64,35 @@ def test_no_transition_joins_floor_work_and_standing(small_library: PhraseLibrar
     valid = lib.next_key >= 0
     src = np.broadcast_to(np.arange(lib.key_frame.size)[:, None, None], lib.next_key.shape)
     assert np.array_equal(lib.key_floor[src[valid]], lib.key_floor[lib.next_key[valid]])
+
+
+def test_stops_count_for_a_phrase_where_they_land_on_song_beats(small_library: PhraseLibrary) -> None:
+    lib = small_library
+    two = np.flatnonzero(lib.phrase_beats == 2)  # 3 keys: start, one interior beat, end
+    key = lib.phrase_key[two]
+    ends = lib.key_stop[key].astype(float) + lib.key_stop[key + 2]
+    frames = lib.key_frame.astype(float)
+    middle = (frames[key + 1] - frames[key]) / (frames[key + 2] - frames[key])  # 0.5 when even
+    regular = (
+        lib.key_stop[key + 1]
+        & (np.abs(np.log(0.5 / middle)) <= np.log(STOP_STRETCH_TOLERANCE))
+        & (np.abs(np.log(0.5 / (1 - middle))) <= np.log(STOP_STRETCH_TOLERANCE))
+    )
+    share = lib.phrase_pinned_share[:, two]
+    np.testing.assert_allclose(share[0], (ends + regular) / 3)
+    # in double time the interior beat falls between two song beats: a stop there counts against
+    np.testing.assert_allclose(share[1], (ends - lib.key_stop[key + 1]) / 3)
+    assert regular.any() and (lib.key_stop[key + 1] & ~regular).any()
+
+
+def test_held_poses_are_the_phrases_under_a_fifth_of_their_styles_median_energy(
+    small_library: PhraseLibrary,
+) -> None:
+    lib = small_library
+    for s in range(len(lib.styles)):
+        mask = lib.phrase_style == s
+        median = np.median(lib.phrase_energy[mask])
+        np.testing.assert_array_equal(lib.phrase_still[mask], lib.phrase_energy[mask] < 0.2 * median)
 
 
 def test_file_round_trip_and_hash(small_library: PhraseLibrary, tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from choreo.choreography.guide import build_guide
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, shipped_library
 from choreo.choreography.plan import Plan
-from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS, plan_dance
+from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS, PlannerWeights, plan_dance
 from choreo.errors import ParameterError
+from choreo.pipeline import MIN_SOURCE_S_PER_MIN, blend_style
 
 
 @dataclass(frozen=True)
@@ -183,17 +184,20 @@ def test_plan_json_round_trip(library: PhraseLibrary) -> None:
 def test_a_last_bar_too_short_for_any_phrase_is_danced_by_the_segment_before(
     library: PhraseLibrary, style: str
 ) -> None:
-    for duration_s, bpm in ((300.0, 200.0), (60.0, 190.0)):
+    for duration_s, bpm in ((299.0, 200.0), (60.0, 220.0)):
         song = steady_song(duration_s, bpm, meter=3)
-        # the last bar is one beat (0.30 and 0.32 s), about half the shortest phrase (0.6 s)
-        assert duration_s - song.bar_starts[-1] < 0.55 * library.phrase_duration_s.min()
+        # the last bar (0.20 and 0.27 s) is under half the shortest phrase (0.6 s): no phrase fits it even
+        # at the relaxed stretch limit (0.5), in any style
+        assert duration_s - song.bar_starts[-1] < 0.5 * library.phrase_duration_s.min()
         plan = plan_dance(library, song, style=style, seed=0)
         _check_contiguous(plan, duration_s)
         last = plan.segments[-1]
         assert last.free and last.start_bar + last.n_bars == song.bar_starts.size
         own_s = library.phrase_duration_s[last.phrase]
         assert last.stretch == pytest.approx((duration_s - last.start_s) / own_s, abs=1e-4)
-        assert any("too short for any phrase" in note for note in plan.notes)
+        assert last.start_bar < song.bar_starts.size - 1  # it started on the bar before the short one
+        if last.n_bars > 2:  # more than a span of two bars: stretched over it, and the plan says so
+            assert any("too short for any phrase" in note for note in plan.notes)
 
 
 def test_a_song_shorter_than_half_of_any_phrase_is_danced(library: PhraseLibrary) -> None:
@@ -215,3 +219,37 @@ def test_every_tempo_meter_and_length_is_danced_to_its_end(
             n_frames = int(round(duration_s * fps))
             guide = build_guide(library, plan, n_frames, fps)
             assert guide.poses.shape == (n_frames, 75) and np.isfinite(guide.poses).all()
+
+
+def test_held_poses_are_danced_only_where_the_music_falls(library: PhraseLibrary) -> None:
+    song = steady_song(120.0, 84.0)  # modern, which holds poses in a fifth of its phrases
+    energy = np.where((np.arange(song.bar_starts.size) // 4) % 2 == 0, 1.0, 0.05)  # loud, quiet, ...
+    song = Bars(**{**song.__dict__, "bar_energy": energy})
+    still_in_quiet = 0
+    for seed in range(3):
+        plan = plan_dance(library, song, style="modern", seed=seed)
+        for s in plan.segments:
+            loud = energy[s.start_bar : s.start_bar + s.n_bars].max() >= 0.5 * np.median(energy)
+            assert not (library.phrase_still[s.phrase] and loud)
+            still_in_quiet += bool(library.phrase_still[s.phrase])
+    assert library.phrase_still[library.phrase_style == library.style_index("modern")].mean() > 0.1
+    assert still_in_quiet > 0  # quiet bars may still hold a pose (the energy cost asks for small moves)
+
+
+def test_a_long_song_spreads_over_the_library_before_dancing_a_second_again(library: PhraseLibrary) -> None:
+    song = steady_song(600.0, 160.0)  # most salsa clips fit 160 BPM (few fit 112)
+    distinct = {}
+    for stale in (0.0, PlannerWeights().stale):
+        plan = plan_dance(library, song, style="salsa", seed=0, weights=PlannerWeights(stale=stale))
+        distinct[stale] = len(set().union(*(_source_seconds(library, s.phrase) for s in plan.segments)))
+    assert distinct[PlannerWeights().stale] > 1.3 * distinct[0.0]
+
+
+def test_auto_passes_over_a_style_too_small_for_a_long_song(library: PhraseLibrary) -> None:
+    minutes = {name: c["minutes"] for name, c in library.coverage().items()}
+    assert blend_style("auto", 160.0, library, 180.0) == "breakdance"
+    long_s = 60.0 * 60.0 * minutes["breakdance"] / MIN_SOURCE_S_PER_MIN + 60.0  # a minute too long for it
+    chosen = blend_style("auto", 160.0, library, long_s)
+    assert chosen != "breakdance" and minutes[chosen] * 60.0 >= MIN_SOURCE_S_PER_MIN * long_s / 60.0
+    assert blend_style("auto", 160.0, library, 14 * 60.0) == "salsa"  # the only style with 280 s
+    assert blend_style("breakdance", 160.0, library, 14 * 60.0) == "breakdance"  # asked for: kept

@@ -13,6 +13,7 @@ import pytest
 from choreo.choreography.library import PhraseLibrary, shipped_library
 from choreo.choreography.phrases import PHRASE_BEATS
 from choreo.choreography.planner import (
+    _NEVER,
     MAX_STRETCH,
     MIN_STRETCH,
     PHRASE_BEATS_BY_METER,
@@ -25,6 +26,7 @@ from choreo.choreography.planner import (
     _spans,
     _tables,
 )
+from choreo.metrics.stalls import MUSIC_HOLD_FRACTION
 from tests.choreography.test_planner import steady_song
 
 
@@ -116,6 +118,9 @@ def test_span_tables_match_each_bar_and_span(meter: int, relaxed: bool) -> None:
             for c, n in enumerate(PHRASE_BEATS):
                 assert spans.fits[k, c, i] == (not steady or n / m in (0.5, 1.0, 2.0))
                 assert spans.off_ratio[k, c, i] == weights.ratio * (steady and n / m != 1.0)
+                assert spans.double[k, c, i] == (steady and n / m == 2.0)
+            loud = bars.energy[k : k + j] >= MUSIC_HOLD_FRACTION * np.median(bars.energy)
+            assert spans.loud[k, i] == loud.any()
 
 
 def test_recent_is_any_source_second_danced_within_the_reuse_window(library: PhraseLibrary) -> None:
@@ -135,4 +140,23 @@ def test_recent_is_any_source_second_danced_within_the_reuse_window(library: Phr
     ]
     got = search.recent(beam, bar, p)
     assert got.tolist() == expected
+    assert 0 < got.mean() < 1
+
+
+def test_danced_is_the_share_of_source_seconds_danced_before(library: PhraseLibrary) -> None:
+    bars = _bars(_song(4))
+    search = _Search(library, bars, PlannerWeights(), "auto", 0, 4)
+    rng = np.random.default_rng(3)
+    n_secs = search.t.n_secs
+    history = np.full((6, n_secs + bars.n_bars), -1, dtype=np.int32)
+    history[:, :n_secs] = np.where(rng.random((6, n_secs)) < 0.3, rng.integers(0, 40, (6, n_secs)), _NEVER)
+    beam = _Beam(np.zeros((6, 4)), np.zeros((6, 2), dtype=np.int64), history)
+    p = rng.integers(0, library.phrase_key.size, size=(6, 50))
+    first, last = library.phrase_seconds
+    expected = [
+        [np.mean([history[h, s] > _NEVER for s in range(first[q], last[q] + 1)]) for q in row]
+        for h, row in enumerate(p)
+    ]
+    got = search.danced(beam, p)
+    np.testing.assert_allclose(got, expected)
     assert 0 < got.mean() < 1
