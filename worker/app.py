@@ -13,10 +13,15 @@ into each engine call::
 The engine and its batcher are made when the worker starts (``worker_init`` for the threads
 and solo pools, ``worker_process_init`` in each forked child of a prefork
 pool), never before a fork, and never by a worker that does not serve ``gpu``.
+
+Every worker's main process also runs the reaper (:mod:`choreo.service.reaper`)
+in a thread from ``worker_ready`` to ``worker_shutdown``, so while any worker
+runs, a stage that lost its lease is sent again within a sweep.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from celery import signals
@@ -33,6 +38,7 @@ app = make_celery(get_service_settings(), name="choreo-worker")
 app.conf.include = ["worker.tasks"]
 
 _serves_gpu = False
+_reaper_stop = threading.Event()
 
 
 def _load_batcher() -> None:
@@ -58,6 +64,22 @@ def _on_worker_init(sender: Any, **_: Any) -> None:
 def _on_worker_process_init(**_: Any) -> None:
     if _serves_gpu:
         _load_batcher()
+
+
+@signals.worker_ready.connect
+def _start_reaper(**_: Any) -> None:
+    from choreo.service.context import get_context
+    from choreo.service.reaper import run_reaper
+
+    _reaper_stop.clear()
+    threading.Thread(
+        target=run_reaper, args=(get_context(), app, _reaper_stop), name="reaper", daemon=True
+    ).start()
+
+
+@signals.worker_shutdown.connect
+def _stop_reaper(**_: Any) -> None:
+    _reaper_stop.set()
 
 
 @signals.worker_ready.connect

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from choreo.audio import MusicFeatures
@@ -139,11 +140,16 @@ def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
     return "generated"
 
 
-def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
+def finish(
+    ctx: ServiceContext, job_id: str, *, holds: Callable[[], bool] | None = None
+) -> tuple[str, JobRecord | None]:
     """Post-process, export every format, upload the files and mark the job done.
 
     Returns the outcome and, when this call is the one that finished the job,
-    the finished record (so the caller announces it exactly once).
+    the finished record (so the caller announces it exactly once). ``holds``
+    says whether this call still holds the stage's lease: one that lost it (it
+    froze or overran, and the stage was given out again) uploads nothing and
+    does not mark the job, the new holder does.
     """
     job = _live_job(ctx, job_id)
     if job is None:
@@ -166,6 +172,8 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
         )
         files = exported.files | {"json": exported.summary.write(tmp / "out" / f"{name}.json")}
         advance_job(ctx, job_id, JobState.EXPORTING, progress=0.9)
+        if holds is not None and not holds():
+            return SKIPPED, None
         artifacts: dict[str, str] = {}
         for kind, path in sorted(files.items()):
             key = f"{job_prefix(job_id)}{path.name}"
@@ -188,7 +196,7 @@ def finish(ctx: ServiceContext, job_id: str) -> tuple[str, JobRecord | None]:
 
     def mark_done(record: JobRecord) -> bool:
         nonlocal finished
-        if record.terminal:
+        if record.terminal or (holds is not None and not holds()):
             return False
         record.state = JobState.DONE
         record.progress = 1.0

@@ -201,19 +201,9 @@ class LocalStack:
             [python, "-m", "uvicorn", "--factory", "api.main:create_app", "--host", "127.0.0.1",
              "--port", str(p["api"]), "--log-level", "warning"],
         )  # fmt: skip
-        celery = [
-            python, "-m", "celery", "-A", "worker.app", "worker", "--loglevel=INFO", "--without-gossip",
-            "--without-mingle", "--without-heartbeat", "--prefetch-multiplier=1", "-P", "threads",
-        ]  # fmt: skip
-        tag = p["api"]
-        for i in range(self.cpu_workers):
-            self._spawn(
-                f"cpu-worker-{i}",
-                [*celery, "-Q", "cpu", "-c", str(self.cpu_concurrency), "-n", f"cpu{i}-{tag}@%h"],
-            )
-        self._spawn(
-            "gpu-worker", [*celery, "-Q", "gpu", "-c", str(self.gpu_concurrency), "-n", f"gpu-{tag}@%h"]
-        )
+        for _ in range(self.cpu_workers):
+            self._spawn_worker("cpu")
+        self._spawn_worker("gpu")
         _wait(
             lambda: httpx.get(f"{self.api_url}/readyz").status_code == 200,
             "the API",
@@ -224,6 +214,44 @@ class LocalStack:
             if "worker" in name:
                 log = self.log_dir / f"{name}.log"
                 _wait(partial(_says_ready, log), name, 90, log)
+
+    def _spawn_worker(self, queue: str) -> str:
+        """Start one more Celery worker consuming ``queue`` (``cpu`` or ``gpu``); returns its name.
+
+        The first GPU worker is ``gpu-worker``, later ones ``gpu-worker-1``...; CPU workers are
+        ``cpu-worker-0``, ``cpu-worker-1``...
+        """
+        python = str(Path(sys.executable).parent / "python")
+        celery = [
+            python, "-m", "celery", "-A", "worker.app", "worker", "--loglevel=INFO", "--without-gossip",
+            "--without-mingle", "--without-heartbeat", "--prefetch-multiplier=1", "-P", "threads",
+        ]  # fmt: skip
+        n = sum(1 for name in self._commands if name.startswith(f"{queue}-worker"))
+        name = f"{queue}-worker-{n}" if queue == "cpu" or n else "gpu-worker"
+        concurrency = self.cpu_concurrency if queue == "cpu" else self.gpu_concurrency
+        self._spawn(
+            name, [*celery, "-Q", queue, "-c", str(concurrency), "-n", f"{queue}{n}-{self._ports['api']}@%h"]
+        )
+        return name
+
+    def add_worker(self, queue: str) -> str:
+        """Start another worker of ``queue`` while the stack runs; returns its name once it is ready."""
+        name = self._spawn_worker(queue)
+        log = self.log_dir / f"{name}.log"
+        _wait(partial(_says_ready, log), name, 90, log)
+        return name
+
+    def process_of(self, pid: int) -> str | None:
+        """The name of the running process (``cpu-worker-0``...) whose pid is ``pid``, if any."""
+        return next((n for n, p in self.processes.items() if p.pid == pid and p.poll() is None), None)
+
+    def pause(self, name: str) -> None:
+        """Freeze a process's group (SIGSTOP): alive, holding its connections, doing nothing."""
+        os.killpg(self.processes[name].pid, signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        """Let a frozen process's group go on (SIGCONT)."""
+        os.killpg(self.processes[name].pid, signal.SIGCONT)
 
     def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
         """Send ``sig`` to one process's group (``seaweed``, ``cpu-worker-0``, ``gpu-worker``...); reap it.
@@ -262,6 +290,7 @@ class LocalStack:
             if proc.poll() is not None:
                 continue
             sig, grace_s = (signal.SIGINT, 3.0) if name == "seaweed" else (signal.SIGTERM, 15.0)
+            os.killpg(proc.pid, signal.SIGCONT)  # a paused one, too, gets to stop
             os.killpg(proc.pid, sig)
             try:
                 proc.wait(timeout=grace_s)

@@ -1,17 +1,21 @@
 """The Celery configuration and enqueueing by task name.
 
-The API imports this module, never the tasks: it sends ``choreo.prepare`` →
-``choreo.generate`` → ``choreo.finish`` as a chain of signatures by name, so it
-needs neither the engines nor the pipeline. The workers build their app from
-the same :func:`celery_config`.
+The API imports this module, never the tasks: it sends a job's first stage by
+name, so it needs neither the engines nor the pipeline; each stage, when it
+ends, sends the next (``choreo.prepare`` → ``choreo.generate`` →
+``choreo.finish``, :func:`stage_after`). Every message carries the job id and
+the epoch of its run (:mod:`choreo.service.leases`). The workers build their
+app from the same :func:`celery_config`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from celery import Celery, chain
+from celery import Celery
 
+from choreo.service.context import ServiceContext
+from choreo.service.leases import queue_run
 from choreo.service.records import JobRecord
 from choreo.service.settings import ServiceSettings
 
@@ -30,6 +34,8 @@ __all__ = [
     "enqueue_job",
     "make_celery",
     "queue_depths",
+    "send_stage",
+    "stage_after",
 ]
 
 CPU_QUEUE = "cpu"
@@ -67,8 +73,8 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
         },
         "broker_transport_options": {
             "visibility_timeout": settings.visibility_timeout_s,
-            # Look for messages past their visibility timeout every 5 s (kombu's default is every 100 s),
-            # so a killed worker's stages come back visibility_timeout_s + 5 s after they were taken.
+            # The backstop behind the leases (choreo.service.reaper says what each covers): look for
+            # messages past their visibility timeout every 5 s (kombu's default is every 100 s).
             "unacked_restore_interval": 5,
             "unacked_restore_throttle": 1,
             "unacked_mutex_expire": 30,
@@ -107,26 +113,41 @@ def broker_priority(priority: int, stage: str) -> int:
     return 1 + (9 - priority) * 8 // 9
 
 
-def enqueue_job(app: Celery, job: JobRecord, *, first_stage: str = TASK_PREPARE) -> str:
-    """Send the job's stages from ``first_stage`` on as one chain; returns the chain's last task id.
+_QUEUES = {TASK_PREPARE: CPU_QUEUE, TASK_GENERATE: GPU_QUEUE, TASK_FINISH: CPU_QUEUE}
 
-    Call only after the job record is written, so a worker never finds no record.
-    The rebuild starts a job that was in flight again from the stage it was in.
+
+def stage_after(job: JobRecord, stage: str) -> str | None:
+    """The stage that follows ``stage`` for this job, or None after the last (or for another task).
+
     The blend synthesizer's jobs have no GPU stage: ``prepare`` plans and makes their dance.
     """
-    queues = {TASK_PREPARE: CPU_QUEUE, TASK_GENERATE: GPU_QUEUE, TASK_FINISH: CPU_QUEUE}
-    steps = [
-        app.signature(
-            name,
-            args=(job.id,),
-            queue=queues[name],
-            priority=broker_priority(job.priority, name),
-            immutable=True,
-        )
-        for name in STAGES[STAGES.index(first_stage) :]
-        if not (name == TASK_GENERATE and job.options.synth == "blend")  # the blend is made in prepare
+    if stage not in STAGES:
+        return None
+    later = [
+        name
+        for name in STAGES[STAGES.index(stage) + 1 :]
+        if not (name == TASK_GENERATE and job.options.synth == "blend")
     ]
-    return chain(*steps).apply_async().id
+    return later[0] if later else None
+
+
+def send_stage(app: Celery, job: JobRecord, stage: str, epoch: int) -> None:
+    """Send one stage of the job to its queue, at its priority, as a message of run ``epoch``."""
+    app.send_task(
+        stage, args=(job.id, epoch), queue=_QUEUES[stage], priority=broker_priority(job.priority, stage)
+    )
+
+
+def enqueue_job(ctx: ServiceContext, app: Celery, job: JobRecord, *, first_stage: str = TASK_PREPARE) -> int:
+    """Start the job's run at ``first_stage`` under a new epoch and send that stage; returns the epoch.
+
+    Call only after the job record is written, so a worker never finds no record.
+    The rebuild starts a job that was in flight again from the stage it was in;
+    a run started here supersedes any older one of the job (its messages go stale).
+    """
+    epoch = queue_run(ctx, job.id, first_stage)
+    send_stage(app, job, first_stage, epoch)
+    return epoch
 
 
 def enqueue_callback(app: Celery, url: str, payload: dict[str, Any], team: str) -> None:

@@ -34,11 +34,15 @@ __all__ = ["rebuild_index", "resume_stage"]
 
 
 def resume_stage(ctx: ServiceContext, job: JobRecord) -> str:
-    """The stage an unfinished job goes on from: the first whose output is not stored yet."""
+    """The stage an unfinished job goes on from: the first whose output is not stored yet.
+
+    A blend job has no GPU stage (``prepare`` makes its dance), so it goes on from ``prepare``
+    until its ``generated.npz`` is stored.
+    """
     stored = set(ctx.storage.list_keys(f"{job_prefix(job.id)}work/"))
     if f"{job_prefix(job.id)}work/generated.npz" in stored:
         return TASK_FINISH
-    if f"{job_prefix(job.id)}work/features.npz" in stored:
+    if f"{job_prefix(job.id)}work/features.npz" in stored and job.options.synth != "blend":
         return TASK_GENERATE
     return TASK_PREPARE
 
@@ -105,6 +109,6 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
     if celery is not None:
         for job in jobs:
             if not job.terminal:
-                enqueue_job(celery, job, first_stage=resume_stage(ctx, job))
+                enqueue_job(ctx, celery, job, first_stage=resume_stage(ctx, job))
                 counts["resumed"] += 1
     return counts

@@ -80,13 +80,30 @@ class ServiceSettings(BaseSettings):
     stage_timeout_s: int = Field(
         default=75,
         gt=0,
-        description="Longest one stage (prepare, generate, finish) may run; prefork pools kill it.",
+        description="Longest one stage (prepare, generate, finish) may run; prefork pools kill it, and "
+        "in every pool its lease is no longer renewed after it, so the reaper gives it out again.",
+    )
+    lease_ttl_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Life of a running stage's lease, renewed every third of it: a worker that died or "
+        "froze loses its stages this long after its last renewal, and the reaper sends them again.",
+    )
+    reap_interval_s: float = Field(
+        default=2.0, gt=0, description="How often the workers' reaper looks for stages that lost their lease."
+    )
+    stage_max_requeues: int = Field(
+        default=3,
+        ge=0,
+        description="Times the reaper gives one stage of a job out again; lost once more, the job fails "
+        "as stalled.",
     )
     visibility_timeout_s: int = Field(
         default=0,
         ge=0,
         description="How long a taken task may go unacknowledged before the broker hands it out again; "
-        "0 derives stage_timeout_s + 15. This is how a killed worker's stages come back.",
+        "0 derives stage_timeout_s + 15. The backstop behind the leases, for a message a worker died "
+        "with before it took the lease (choreo.service.reaper).",
     )
     task_max_retries: int = Field(default=8, ge=0, description="Retries of a stage on transient errors.")
     retry_backoff_cap_s: int = Field(

@@ -164,5 +164,5 @@ def submit_jobs(
     )
     for job, deduplicated in jobs:
         if not deduplicated:
-            enqueue_job(celery, job)
+            enqueue_job(ctx, celery, job)
     return Submitted(batch=batch, jobs=jobs)

@@ -27,7 +27,7 @@ failures: dict[str, tuple[Exception, int]] = {}
 """Per job: the error a stage raises, and on how many calls it raises it."""
 
 
-def _stage(ctx: object, job_id: str) -> str:
+def _stage(ctx: object, job_id: str, lease: object) -> str:
     calls.append(job_id)
     error, times = failures.get(job_id, (None, 0))
     if error is not None and calls.count(job_id) <= times:
