@@ -117,8 +117,12 @@ def get_job(ctx: ServiceContext, job_id: str, *, team: str | None = None) -> Job
     return job
 
 
-_WRITE_LOCK_S = 30
-"""How long one writer may hold a job; a writer that died lets the others go after this."""
+_WRITE_LOCK_S = 5
+"""How long one writer may hold a job; a writer that died lets the others go after this.
+
+A write takes milliseconds; a writer that stalls past this loses only the turn, not
+correctness (the optimistic transaction below). Kept short because a worker killed while it
+writes holds up its job's next writer, the new holder of the stage, this long."""
 
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 

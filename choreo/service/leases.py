@@ -48,7 +48,8 @@ __all__ = [
     "Run",
     "Taken",
     "claim_lost",
-    "clear_lost",
+    "claim_unsent",
+    "clear_run",
     "holder_id",
     "lost_jobs",
     "mark_requeued",
@@ -56,12 +57,25 @@ __all__ = [
     "queue_run",
     "read_run",
     "take",
+    "unlist",
+    "waiting_since",
 ]
 
 log = logging.getLogger(__name__)
 
 RUN_TTL_S = 7 * 24 * 3600
 """A run record outlives any job in flight; one of a job that ended while queued expires."""
+
+# Every script gets KEYS = run record, lease, the ``leased`` set, the ``queued`` set (+ its own extra key).
+_QUEUED_NOW = """
+local function queued_now(job)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', tostring(now))
+  redis.call('HDEL', KEYS[1], 'token', 'holder', 'taken_at')
+  redis.call('ZADD', KEYS[4], now, job)
+end
+"""
 
 _TAKE = """
 local stage, status, epoch = unpack(redis.call('HMGET', KEYS[1], 'stage', 'status', 'epoch'))
@@ -77,9 +91,11 @@ end
 if wanted and wanted > epoch then epoch = wanted end
 redis.call('HSET', KEYS[1], 'stage', ARGV[1], 'status', 'taken', 'epoch', epoch,
            'token', ARGV[3], 'holder', ARGV[4], 'taken_at', ARGV[6])
+redis.call('HDEL', KEYS[1], 'queued_at')
 redis.call('EXPIRE', KEYS[1], ARGV[8])
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[5])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
+redis.call('ZREM', KEYS[4], ARGV[7])
 return {'taken', ARGV[1], 'taken', tostring(epoch)}
 """
 
@@ -88,54 +104,77 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
-_HAND_OFF = """
+_HAND_OFF = (
+    _QUEUED_NOW
+    + """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[3])
 if ARGV[2] == '' then
   redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[4], ARGV[3])
 else
-  redis.call('HSET', KEYS[1], 'stage', ARGV[2], 'status', 'queued')
-  redis.call('HDEL', KEYS[1], 'token', 'holder', 'taken_at')
+  redis.call('HSET', KEYS[1], 'stage', ARGV[2])
+  queued_now(ARGV[3])
   redis.call('EXPIRE', KEYS[1], ARGV[4])
 end
 return 1
 """
+)
 
-_QUEUE = """
-local epoch = redis.call('INCR', KEYS[4])
-redis.call('HSET', KEYS[1], 'stage', ARGV[1], 'status', 'queued', 'epoch', epoch)
-redis.call('HDEL', KEYS[1], 'token', 'holder', 'taken_at')
+_QUEUE = (
+    _QUEUED_NOW
+    + """
+local epoch = redis.call('INCR', KEYS[5])
+redis.call('HSET', KEYS[1], 'stage', ARGV[1], 'epoch', epoch)
+queued_now(ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
 return epoch
 """
-
+)
 
 _CLAIM_LOST = """
 local status, epoch, stage = unpack(redis.call('HMGET', KEYS[1], 'status', 'epoch', 'stage'))
 if status ~= 'taken' or epoch ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 1 then return false end
-if not redis.call('SET', KEYS[4], '1', 'NX', 'EX', ARGV[2]) then return false end
+if not redis.call('SET', KEYS[5], '1', 'NX', 'EX', ARGV[2]) then return false end
 return redis.call('HINCRBY', KEYS[1], 'requeues:' .. stage, 1)
 """
 
-_REQUEUED = """
+_CLAIM_UNSENT = """
 local status, epoch = unpack(redis.call('HMGET', KEYS[1], 'status', 'epoch'))
-if status ~= 'taken' or epoch ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'epoch', ARGV[2])
-redis.call('HDEL', KEYS[1], 'token', 'holder', 'taken_at')
-redis.call('ZREM', KEYS[3], ARGV[3])
+if status ~= 'queued' or epoch ~= ARGV[1] then return 0 end
+if not redis.call('SET', KEYS[5], '1', 'NX', 'EX', ARGV[2]) then return 0 end
 return 1
 """
 
-_CLEAR_LOST = """
+_REQUEUED = (
+    _QUEUED_NOW
+    + """
 local status, epoch = unpack(redis.call('HMGET', KEYS[1], 'status', 'epoch'))
-if status == 'taken' and epoch ~= ARGV[1] then return 0 end
+if status ~= ARGV[4] or epoch ~= ARGV[1] then return 0 end
+if status == 'taken' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'epoch', ARGV[2])
+queued_now(ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[3])
+return 1
+"""
+)
+
+_CLEAR = """
+local status, epoch = unpack(redis.call('HMGET', KEYS[1], 'status', 'epoch'))
+if status and epoch ~= ARGV[1] then return 0 end
 if status == 'taken' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[2])
-if status == 'taken' then redis.call('DEL', KEYS[1]) end
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('DEL', KEYS[1])
 return 1
+"""
+
+_UNLIST = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'taken' then return redis.call('ZREM', KEYS[3], ARGV[1]) end
+return 0
 """
 
 _CLAIM_S = 60
@@ -143,7 +182,7 @@ _CLAIM_S = 60
 
 
 def _keys(ctx: ServiceContext, job_id: str) -> list[str]:
-    return [ctx.key("run", job_id), ctx.key("lease", job_id), ctx.key("leased")]
+    return [ctx.key("run", job_id), ctx.key("lease", job_id), ctx.key("leased"), ctx.key("queued")]
 
 
 def holder_id() -> str:
@@ -161,6 +200,7 @@ class Run:
     holder: str | None = None
     token: str | None = None
     taken_at: float | None = None
+    queued_at: float | None = None
     requeues: int = 0
     """How often the reaper gave ``stage`` out again."""
 
@@ -177,6 +217,7 @@ def read_run(ctx: ServiceContext, job_id: str) -> Run | None:
         holder=raw.get("holder"),
         token=raw.get("token"),
         taken_at=float(raw["taken_at"]) if raw.get("taken_at") else None,
+        queued_at=float(raw["queued_at"]) if raw.get("queued_at") else None,
         requeues=int(raw.get(f"requeues:{raw['stage']}") or 0),
     )
 
@@ -193,7 +234,7 @@ def queue_run(ctx: ServiceContext, job_id: str, stage: str) -> int:
     hand-off fails and it sends nothing on), and older messages become stale.
     """
     keys = [*_keys(ctx, job_id), ctx.key("epoch")]
-    return int(cast(int, ctx.redis.eval(_QUEUE, 4, *keys, stage, job_id, RUN_TTL_S)))
+    return int(cast(int, ctx.redis.eval(_QUEUE, 5, *keys, stage, job_id, RUN_TTL_S)))
 
 
 class Lease:
@@ -221,7 +262,7 @@ class Lease:
         new holder's run goes on, not this one.
         """
         ok = self.ctx.redis.eval(
-            _HAND_OFF, 3, *_keys(self.ctx, self.job_id), self.token, next_stage or "", self.job_id, RUN_TTL_S
+            _HAND_OFF, 4, *_keys(self.ctx, self.job_id), self.token, next_stage or "", self.job_id, RUN_TTL_S
         )
         return bool(ok)
 
@@ -296,7 +337,7 @@ def take(ctx: ServiceContext, job_id: str, stage: str, epoch: int | None) -> Tak
         list[str],
         ctx.redis.eval(
             _TAKE,
-            3,
+            4,
             *_keys(ctx, job_id),
             stage,
             "" if epoch is None else str(epoch),
@@ -338,16 +379,33 @@ def claim_lost(ctx: ServiceContext, job_id: str, run: Run) -> int | None:
     or another reaper claimed it.
     """
     keys = [*_keys(ctx, job_id), ctx.key("reaping", job_id, str(run.epoch))]
-    count = ctx.redis.eval(_CLAIM_LOST, 4, *keys, str(run.epoch), _CLAIM_S)
+    count = ctx.redis.eval(_CLAIM_LOST, 5, *keys, str(run.epoch), _CLAIM_S)
     return None if count is None else int(cast(int, count))
 
 
-def mark_requeued(ctx: ServiceContext, job_id: str, old_epoch: int, new_epoch: int) -> bool:
-    """After its message of ``new_epoch`` was sent: the lost stage is queued again (unless a
-    message took it meanwhile, which is as good)."""
-    return bool(ctx.redis.eval(_REQUEUED, 3, *_keys(ctx, job_id), str(old_epoch), str(new_epoch), job_id))
+def waiting_since(ctx: ServiceContext, before_s: float) -> list[str]:
+    """Jobs whose stage has been queued since before ``before_s`` (Redis server time, epoch seconds)."""
+    return cast(list[str], ctx.redis.zrangebyscore(ctx.key("queued"), "-inf", before_s))
 
 
-def clear_lost(ctx: ServiceContext, job_id: str, epoch: int) -> bool:
-    """Drop a lost run whose job ended or is gone (and a ``leased`` entry left without a taken run)."""
-    return bool(ctx.redis.eval(_CLEAR_LOST, 3, *_keys(ctx, job_id), str(epoch), job_id))
+def claim_unsent(ctx: ServiceContext, job_id: str, run: Run) -> bool:
+    """Claim a queued ``run`` whose message the broker does not hold, for one reaper (if still as read)."""
+    keys = [*_keys(ctx, job_id), ctx.key("resending", job_id, str(run.epoch))]
+    return bool(ctx.redis.eval(_CLAIM_UNSENT, 5, *keys, str(run.epoch), _CLAIM_S))
+
+
+def mark_requeued(ctx: ServiceContext, job_id: str, run: Run, new_epoch: int) -> bool:
+    """After its message of ``new_epoch`` was sent: the stage is queued under that epoch, unless the
+    run changed meanwhile (a message took it, which is as good)."""
+    args = (str(run.epoch), str(new_epoch), job_id, run.status)
+    return bool(ctx.redis.eval(_REQUEUED, 4, *_keys(ctx, job_id), *args))
+
+
+def unlist(ctx: ServiceContext, job_id: str) -> None:
+    """Drop a ``leased`` entry left behind by a run that is not taken (any more)."""
+    ctx.redis.eval(_UNLIST, 4, *_keys(ctx, job_id), job_id)
+
+
+def clear_run(ctx: ServiceContext, job_id: str, run: Run | None) -> bool:
+    """Drop the run of a job that ended or is gone, if it is still as read and not held."""
+    return bool(ctx.redis.eval(_CLEAR, 4, *_keys(ctx, job_id), str(run.epoch) if run else "", job_id))

@@ -31,6 +31,7 @@ import httpx
 
 from choreo.errors import ChoreoError
 from choreo.service.context import ServiceContext
+from choreo.service.leases import read_run
 from choreo.service.settings import ServiceSettings
 
 __all__ = ["LocalStack", "free_ports"]
@@ -241,9 +242,45 @@ class LocalStack:
         _wait(partial(_says_ready, log), name, 90, log)
         return name
 
-    def process_of(self, pid: int) -> str | None:
-        """The name of the running process (``cpu-worker-0``...) whose pid is ``pid``, if any."""
-        return next((n for n, p in self.processes.items() if p.pid == pid and p.poll() is None), None)
+    def workers(self, queue: str) -> list[str]:
+        """The names of the running workers of ``queue``."""
+        return [
+            name
+            for name, proc in self.processes.items()
+            if name.startswith(f"{queue}-worker") and proc.poll() is None
+        ]
+
+    def ensure_workers(self, queue: str, n: int) -> None:
+        """Start workers of ``queue`` until ``n`` run."""
+        while len(self.workers(queue)) < n:
+            self.add_worker(queue)
+
+    def freeze_holder(self, job_ids: list[str], stage: str, timeout_s: float = 120) -> tuple[str, str]:
+        """Freeze (SIGSTOP) a worker while it holds ``stage`` of one of the jobs; returns it and the job.
+
+        Polls the jobs' run records (:mod:`choreo.service.leases`); on one taken for ``stage``,
+        freezes its holder and reads the record again: the same holder's token still there means
+        the stage is under way, since a frozen worker cannot end it. Otherwise the worker goes on
+        and so does the search. So a fault lands mid-stage however short the stage is.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for job_id in job_ids:
+                run = read_run(self.ctx, job_id)
+                if run is None or run.status != "taken" or run.stage != stage or run.holder is None:
+                    continue
+                pid = int(run.holder.rsplit(":", 1)[1])
+                alive = {p.pid: n for n, p in self.processes.items() if p.poll() is None}
+                worker = alive.get(pid)
+                if worker is None:
+                    continue
+                self.pause(worker)
+                again = read_run(self.ctx, job_id)
+                if again is not None and again.token == run.token and again.status == "taken":
+                    return worker, job_id
+                self.resume(worker)
+            time.sleep(0.005)
+        raise ChoreoError(f"no worker held {stage} of {job_ids} within {timeout_s} s", code="timeout")
 
     def pause(self, name: str) -> None:
         """Freeze a process's group (SIGSTOP): alive, holding its connections, doing nothing."""

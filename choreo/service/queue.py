@@ -10,7 +10,9 @@ app from the same :func:`celery_config`.
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+import json
+from typing import Any, cast
 
 from celery import Celery
 
@@ -28,6 +30,7 @@ __all__ = [
     "TASK_GENERATE",
     "TASK_PREPARE",
     "STAGES",
+    "broker_messages",
     "broker_priority",
     "celery_config",
     "enqueue_callback",
@@ -164,3 +167,24 @@ def queue_depths(app: Celery) -> dict[str, int]:
             names = [queue] + [f"{queue}{_PRIORITY_SEP}{p}" for p in PRIORITY_STEPS if p]
             depths[queue] = sum(int(client.llen(n)) for n in names)
     return depths
+
+
+def broker_messages(ctx: ServiceContext, app: Celery) -> set[tuple[str, str]]:
+    """(stage, job id) of every stage message the broker holds: waiting in a queue, or handed to a
+    worker and not acknowledged yet (kombu's ``unacked`` hash, which the visibility timeout restores)."""
+    prefix = app.conf.broker_transport_options.get("global_keyprefix", "")
+    pipe = ctx.redis.pipeline(transaction=False)
+    for queue in (CPU_QUEUE, GPU_QUEUE):
+        for name in [queue] + [f"{queue}{_PRIORITY_SEP}{p}" for p in PRIORITY_STEPS if p]:
+            pipe.lrange(f"{prefix}{name}", 0, -1)
+    pipe.hvals(f"{prefix}unacked")
+    *lists, unacked = pipe.execute()
+    raws = [json.loads(raw) for queued in lists for raw in queued]
+    raws += [json.loads(raw)[0] for raw in cast(list[str], unacked)]
+    found = set()
+    for message in raws:
+        name = message.get("headers", {}).get("task")
+        if name in STAGES:
+            args = json.loads(base64.b64decode(message["body"]))[0]
+            found.add((name, str(args[0])))
+    return found

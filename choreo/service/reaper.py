@@ -12,11 +12,15 @@ times fails its job as ``stalled``. A queued stage is never reaped: it has no
 lease because no worker has taken it yet, and waits its turn.
 
 Why the broker's visibility timeout stays too: the lease covers a stage from
-the moment a worker takes its message; the visibility timeout covers the rest,
-a message a worker received and died with before it took the lease, a retry
-waiting out its countdown in a worker that died, and a hand-off whose next
-message could not be sent. Those come back after the timeout, the lost leases
-within one lease TTL.
+the moment a worker takes its message; the visibility timeout covers a message
+a worker received and died with before it took the lease, and a retry waiting
+out its countdown in a worker that died: kombu keeps those as unacknowledged
+and hands them out again after the timeout. What neither covers, a message
+that no queue and no unacknowledged set holds (kombu's Redis transport pops a
+message before it records it as unacknowledged, so a worker killed or frozen in
+between takes it along; a next stage that could not be sent after its
+hand-off), :func:`resend_unsent` finds: a stage queued for longer than the
+visibility timeout whose message the broker does not hold is sent again.
 """
 
 from __future__ import annotations
@@ -30,12 +34,22 @@ from celery import Celery
 
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import end_job, get_job
-from choreo.service.leases import claim_lost, clear_lost, lost_jobs, mark_requeued, new_epoch, read_run
+from choreo.service.leases import (
+    claim_lost,
+    claim_unsent,
+    clear_run,
+    lost_jobs,
+    mark_requeued,
+    new_epoch,
+    read_run,
+    unlist,
+    waiting_since,
+)
 from choreo.service.notify import notify_job_ended
-from choreo.service.queue import send_stage
+from choreo.service.queue import broker_messages, send_stage
 from choreo.service.records import JobState
 
-__all__ = ["Reaped", "run_reaper", "sweep"]
+__all__ = ["Reaped", "resend_unsent", "run_reaper", "sweep"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +60,7 @@ class Reaped:
 
     job_id: str
     stage: str
-    action: Literal["requeued", "failed", "cleared"]
+    action: Literal["requeued", "resent", "failed", "cleared"]
     times: int = 0
     """How often that stage of the job has been lost."""
 
@@ -68,13 +82,11 @@ def sweep(ctx: ServiceContext, celery: Celery) -> list[Reaped]:
 def _reap(ctx: ServiceContext, celery: Celery, job_id: str) -> Reaped | None:
     run = read_run(ctx, job_id)
     if run is None or run.status != "taken":
-        clear_lost(ctx, job_id, run.epoch if run else 0)  # a listing left behind
+        unlist(ctx, job_id)  # a listing left behind
         return None
     job = get_job(ctx, job_id)
     if job is None or job.terminal:
-        if clear_lost(ctx, job_id, run.epoch):
-            return Reaped(job_id, run.stage, "cleared")
-        return None
+        return Reaped(job_id, run.stage, "cleared") if clear_run(ctx, job_id, run) else None
     times = claim_lost(ctx, job_id, run)
     if times is None:
         return None
@@ -88,7 +100,7 @@ def _reap(ctx: ServiceContext, celery: Celery, job_id: str) -> Reaped | None:
         ended = end_job(ctx, job_id, JobState.FAILED, code="stalled", message=message)
         if ended is not None:
             notify_job_ended(ctx, celery, ended)
-        clear_lost(ctx, job_id, run.epoch)
+        clear_run(ctx, job_id, run)
         return Reaped(job_id, run.stage, "failed", times)
     epoch = new_epoch(ctx)
     log.warning(
@@ -102,17 +114,50 @@ def _reap(ctx: ServiceContext, celery: Celery, job_id: str) -> Reaped | None:
     # Sent before it is marked queued: if this process dies in between, the stage still looks lost
     # and the next sweep sends it again (a duplicate finds itself stale or the lease held).
     send_stage(celery, job, run.stage, epoch)
-    mark_requeued(ctx, job_id, run.epoch, epoch)
+    mark_requeued(ctx, job_id, run, epoch)
     return Reaped(job_id, run.stage, "requeued", times)
 
 
+def resend_unsent(ctx: ServiceContext, celery: Celery) -> list[Reaped]:
+    """Send again every stage queued for longer than the visibility timeout whose message the
+    broker holds nowhere (see the module docstring); returns what was done."""
+    seconds, micros = ctx.redis.time()
+    waiting = waiting_since(ctx, seconds + micros / 1e6 - ctx.settings.visibility_timeout_s)
+    if not waiting:
+        return []
+    held = broker_messages(ctx, celery)
+    done = []
+    for job_id in waiting:
+        run = read_run(ctx, job_id)
+        if run is None or run.status != "queued" or (run.stage, job_id) in held:
+            continue
+        job = get_job(ctx, job_id)
+        if job is None or job.terminal:
+            if clear_run(ctx, job_id, run):
+                done.append(Reaped(job_id, run.stage, "cleared"))
+            continue
+        if not claim_unsent(ctx, job_id, run):
+            continue
+        epoch = new_epoch(ctx)
+        log.warning("job %s: %s was queued but no queue holds its message; sent again", job_id, run.stage)
+        send_stage(celery, job, run.stage, epoch)
+        mark_requeued(ctx, job_id, run, epoch)
+        done.append(Reaped(job_id, run.stage, "resent"))
+    return done
+
+
 def run_reaper(ctx: ServiceContext, celery: Celery, stop: threading.Event) -> None:
-    """Sweep every ``CHOREO_REAP_INTERVAL_S`` until ``stop`` is set (a worker's thread)."""
+    """Sweep every ``CHOREO_REAP_INTERVAL_S``, and look for unsent stages every quarter of the
+    visibility timeout, until ``stop`` is set (a worker's thread); mutexes in Redis let one process
+    of all do each."""
     interval = ctx.settings.reap_interval_s
     mutex_ms = max(int(interval * 900), 1)
+    scan_ms = max(int(ctx.settings.visibility_timeout_s * 250), 1)
     while not stop.wait(interval):
         try:
             if ctx.redis.set(ctx.key("reaper"), "1", nx=True, px=mutex_ms):
                 sweep(ctx, celery)
+            if ctx.redis.set(ctx.key("reaper", "unsent"), "1", nx=True, px=scan_ms):
+                resend_unsent(ctx, celery)
         except Exception as exc:  # noqa: BLE001 - Redis away for a moment; the next sweep tries again
             log.warning("the reaper's sweep failed: %s", exc)

@@ -1,10 +1,17 @@
 """Fault injection: a stack of its own (its own redis-server too) with short timeouts, loopback only.
 
 Each test breaks one thing while short songs render: a worker SIGKILLed mid-stage
-(CPU, GPU), Redis killed and restarted, the S3 server stopped for 30 s, Redis
-emptied and rebuilt, a storage write failing once at each stage boundary. Each
-asserts that every job ended done (none stuck), storage and Redis agree, the
-BVH parses, and each job got exactly one callback.
+(CPU, GPU) and restarted, or while another worker of its queue runs, a worker
+frozen (SIGSTOP) mid-stage, Redis killed and restarted, the S3 server stopped
+for 30 s, Redis emptied and rebuilt, a storage write failing once at each stage
+boundary. Each asserts that every job ended done (none stuck), storage and
+Redis agree, the BVH parses, one set of artifacts, and each job got exactly
+one callback.
+
+A worker is stopped mid-stage for certain, however short the stage (a 6 s
+song's generation takes under a second): :meth:`LocalStack.freeze_holder`
+waits for a job's lease of that stage, freezes the holder and checks that it
+still holds it (a frozen worker cannot end its stage).
 """
 
 from __future__ import annotations
@@ -30,12 +37,15 @@ from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
 from choreo.service.keys import create_key
 from choreo.service.localstack import LocalStack, free_ports
+from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
 from tests.service.helpers import MUSIC, REPO_ROOT, SONGS
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]
 
 CUT_S = 6.0
+VISIBILITY_TIMEOUT_S = 60
+"""The broker's backstop here; a stage that lost its worker comes back within a lease TTL (6 s)."""
 SOURCES = [
     SONGS["hungarian"],
     SONGS["vibe_ace"],
@@ -130,6 +140,17 @@ class FaultStack:
             time.sleep(0.01)
         raise AssertionError(f"no job reached {states} within {timeout_s} s")
 
+    def wait_done(self, job_id: str, timeout_s: float) -> float:
+        """Wait until the job is done (Redis); returns how long that took."""
+        key, start = self.local.ctx.key("job", job_id), time.monotonic()
+        while time.monotonic() - start < timeout_s:
+            raw = self.local.ctx.redis.get(key)
+            if raw and json.loads(raw)["state"] in ("done", "failed", "cancelled"):
+                assert json.loads(raw)["state"] == "done", raw
+                return time.monotonic() - start
+            time.sleep(0.05)
+        raise AssertionError(f"job {job_id} was not done within {timeout_s} s")
+
     def assert_all_done_once(
         self, job_ids: list[str], timeout_s: float = 240, *, callbacks: bool = True
     ) -> None:
@@ -153,6 +174,8 @@ class FaultStack:
         for job_id in job_ids:
             stored = ctx.storage.get_json(f"jobs/{job_id}/job.json")
             assert stored["state"] == "done" and stored["announced"], (job_id, stored["state"])
+            kept = {k for k in ctx.storage.list_keys(f"jobs/{job_id}/") if "/work/" not in k}
+            assert kept == {*stored["artifacts"].values(), f"jobs/{job_id}/job.json"}, (job_id, kept)
             bvh = next(k for k in ctx.storage.list_keys(f"jobs/{job_id}/") if k.endswith(".bvh"))
             path = self.local.root / f"{job_id}.bvh"
             ctx.storage.download_file(bvh, path)
@@ -204,7 +227,9 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
         gpu_concurrency=2,
         env={
             "CHOREO_STAGE_TIMEOUT_S": "15",
-            "CHOREO_VISIBILITY_TIMEOUT_S": "20",
+            "CHOREO_VISIBILITY_TIMEOUT_S": str(VISIBILITY_TIMEOUT_S),
+            "CHOREO_LEASE_TTL_S": "6",
+            "CHOREO_REAP_INTERVAL_S": "1",
             "CHOREO_RETRY_BACKOFF_CAP_S": "4",
             "CHOREO_TASK_MAX_RETRIES": "40",  # 4 s apart: outlasts the 30 s stop and the restart
             "CHOREO_CALLBACK_MAX_ATTEMPTS": "20",
@@ -235,15 +260,48 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
             stack.kill_redis()
 
 
-@pytest.mark.parametrize(("worker", "state"), [("cpu-worker-0", "decoding"), ("gpu-worker", "generating")])
+@pytest.mark.parametrize(("worker", "stage"), [("cpu-worker-0", TASK_PREPARE), ("gpu-worker", TASK_GENERATE)])
 def test_a_sigkilled_worker_s_jobs_finish_once_after_its_restart(
-    faults: FaultStack, worker: str, state: str
+    faults: FaultStack, worker: str, stage: str
 ) -> None:
+    """The only worker of its queue dies mid-stage; its stages run once it is back (the other
+    queue's worker's reaper sent them again meanwhile)."""
     jobs = faults.submit(4)
-    faults.wait_for_state(jobs, {state})
+    frozen, _ = faults.local.freeze_holder(jobs, stage)
+    assert frozen == worker
     faults.local.kill(worker, signal.SIGKILL)
     time.sleep(2)
     faults.local.restart(worker)
+    faults.assert_all_done_once(jobs, timeout_s=120)
+
+
+@pytest.mark.parametrize(("queue", "stage"), [("cpu", TASK_PREPARE), ("gpu", TASK_GENERATE)])
+def test_a_sigkilled_worker_s_stage_runs_at_once_on_another_worker(
+    faults: FaultStack, queue: str, stage: str
+) -> None:
+    """The other worker of the queue runs the stage again once the lease lapses, long before the
+    broker's visibility timeout; the dead worker is not restarted."""
+    faults.local.ensure_workers(queue, 2)
+    jobs = faults.submit(4)
+    worker, job_id = faults.local.freeze_holder(jobs, stage)
+    faults.local.kill(worker, signal.SIGKILL)
+    assert faults.wait_done(job_id, timeout_s=VISIBILITY_TIMEOUT_S) < VISIBILITY_TIMEOUT_S
+    faults.assert_all_done_once(jobs, timeout_s=120)
+
+
+def test_a_frozen_worker_s_stage_goes_to_another_and_the_old_holder_does_nothing_when_it_wakes(
+    faults: FaultStack,
+) -> None:
+    """A worker frozen mid-``finish`` (SIGSTOP: alive, connected, no heartbeat) loses its lease; the
+    other CPU worker finishes the job while it stays frozen. Woken, the old holder uploads nothing,
+    marks nothing and sends no second callback."""
+    faults.local.ensure_workers("cpu", 2)
+    jobs = faults.submit(3)
+    worker, job_id = faults.local.freeze_holder(jobs, TASK_FINISH)
+    try:
+        assert faults.wait_done(job_id, timeout_s=VISIBILITY_TIMEOUT_S) < VISIBILITY_TIMEOUT_S
+    finally:
+        faults.local.resume(worker)
     faults.assert_all_done_once(jobs, timeout_s=120)
 
 

@@ -30,7 +30,7 @@ from choreo.service.queue import (
     enqueue_job,
     make_celery,
 )
-from choreo.service.reaper import run_reaper, sweep
+from choreo.service.reaper import resend_unsent, run_reaper, sweep
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id
 from tests.service.helpers import ServiceStack
 
@@ -69,6 +69,12 @@ class Bench:
         )
         return create_job(self.ctx, record)
 
+    def drop_messages(self) -> None:
+        """Lose every waiting message, as a worker killed between kombu's pop and its record does."""
+        keys = self.ctx.redis.keys(f"{self.prefix}cpu*") + self.ctx.redis.keys(f"{self.prefix}gpu*")
+        if keys:
+            self.ctx.redis.delete(*keys)
+
     def lapse(self, job_id: str) -> None:
         """Wait until the job's lease expired by itself."""
         deadline = time.monotonic() + 5
@@ -81,7 +87,13 @@ class Bench:
 def bench(stack: ServiceStack) -> Iterator[Bench]:
     prefix = f"leasetest{secrets.token_hex(3)}:"
     settings = stack.ctx.settings.model_copy(
-        update={"redis_prefix": prefix, "lease_ttl_s": TTL_S, "stage_max_requeues": 2, "reap_interval_s": 0.1}
+        update={
+            "redis_prefix": prefix,
+            "lease_ttl_s": TTL_S,
+            "stage_max_requeues": 2,
+            "reap_interval_s": 0.1,
+            "visibility_timeout_s": 1,
+        }
     )
     ctx = ServiceContext(settings=settings, redis=stack.ctx.redis, storage=stack.ctx.storage)
     celery = make_celery(settings, name="leasetest")
@@ -216,3 +228,31 @@ def test_the_reaper_thread_sweeps_until_stopped(bench: Bench) -> None:
         stop.set()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_a_stage_queued_past_the_visibility_timeout_with_no_message_anywhere_is_sent_again(
+    bench: Bench,
+) -> None:
+    lost, waiting = bench.job(), bench.job()
+    lost_epoch = enqueue_job(bench.ctx, bench.celery, lost)
+    bench.drop_messages()
+    enqueue_job(bench.ctx, bench.celery, waiting)
+    assert resend_unsent(bench.ctx, bench.celery) == [], "queued less than the visibility timeout"
+    time.sleep(1.2)
+    (resent,) = resend_unsent(bench.ctx, bench.celery)
+    assert (resent.job_id, resent.action) == (lost.id, "resent"), "the other's message waits in its queue"
+    run = read_run(bench.ctx, lost.id)
+    assert run.status == "queued" and run.epoch > lost_epoch
+    assert (TASK_PREPARE, [lost.id, run.epoch]) in bench.sent(CPU_QUEUE)
+    assert resend_unsent(bench.ctx, bench.celery) == [], "sent again, so held by the broker now"
+
+
+def test_an_unsent_stage_of_an_ended_job_is_cleared(bench: Bench) -> None:
+    job = bench.job()
+    enqueue_job(bench.ctx, bench.celery, job)
+    bench.drop_messages()
+    end_job(bench.ctx, job.id, JobState.CANCELLED, code="cancelled", message="cancelled")
+    time.sleep(1.2)
+    (cleared,) = resend_unsent(bench.ctx, bench.celery)
+    assert cleared.action == "cleared" and read_run(bench.ctx, job.id) is None
+    assert bench.sent(CPU_QUEUE) == []

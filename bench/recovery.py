@@ -1,0 +1,181 @@
+"""Crash recovery: seconds from a worker's SIGKILL mid-stage to its job done on another worker.
+
+Starts the real service (:class:`choreo.service.localstack.LocalStack`: SeaweedFS
+S3, uvicorn, Celery workers) with a ``redis-server`` of its own on a free port,
+two CPU workers and two GPU workers, and the service's default lease settings
+(``CHOREO_LEASE_TTL_S`` 10 s, ``CHOREO_REAP_INTERVAL_S`` 2 s) and timeouts (stage
+75 s, visibility 90 s) unless given. For each run it submits one song (a
+``--cut-s`` cut of a real song, the network synthesizer, so the job has a GPU
+stage), freezes the worker that holds the chosen stage while it holds it,
+SIGKILLs it, and measures from the kill until the other worker of that queue
+has taken the stage again (the reaper's part) and until the job is done; then
+it restarts the killed worker. Medians per stage in ``--out`` (default
+``bench/results/recovery.json``)::
+
+    .venv/bin/python -P bench/recovery.py --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+import soundfile as sf
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from choreo.client import ChoreoClient  # noqa: E402
+from choreo.service.keys import create_key  # noqa: E402
+from choreo.service.leases import read_run  # noqa: E402
+from choreo.service.localstack import LocalStack, free_ports  # noqa: E402
+from choreo.service.queue import TASK_GENERATE, TASK_PREPARE  # noqa: E402
+
+MUSIC = REPO.parent / "shared" / "data" / "music"
+SOURCES = [
+    MUSIC / "cc" / "Kevin_MacLeod_-_Vibe_Ace.hq.ogg",
+    MUSIC / "gpl" / "extremetuxracer__music__freezingpoint.ogg",
+]
+
+
+def _cuts(n: int, cut_s: float, folder: Path) -> list[Path]:
+    """``n`` distinct ``cut_s``-second cuts of the shared songs (so no job is deduplicated)."""
+    cuts = []
+    for i in range(n):
+        source = SOURCES[i % len(SOURCES)]
+        rate = sf.info(source).samplerate
+        start = int((5 + (i // len(SOURCES)) * cut_s) * rate)
+        data, _ = sf.read(source, start=start, frames=int(cut_s * rate), dtype="float32")
+        cuts.append(folder / f"cut{i}.wav")
+        sf.write(cuts[-1], data, rate)
+    return cuts
+
+
+def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -> dict[str, Any]:
+    sha = client.upload_track(song)["sha256"]
+    (job,) = client.submit([sha], synth="model")["jobs"]
+    worker, job_id = stack.freeze_holder([job["id"]], stage)
+    holder = read_run(stack.ctx, job_id).holder
+    stack.kill(worker, signal.SIGKILL)
+    killed = time.monotonic()
+    retaken = None
+    key = stack.ctx.key("job", job_id)
+    while time.monotonic() - killed < 300:
+        run = read_run(stack.ctx, job_id)
+        if retaken is None and (run is None or run.holder != holder or run.stage != stage):
+            retaken = time.monotonic() - killed
+        state = json.loads(stack.ctx.redis.get(key) or "{}").get("state")
+        if state in ("done", "failed", "cancelled"):
+            break
+        time.sleep(0.02)
+    done = time.monotonic() - killed
+    stack.restart(worker)
+    return {
+        "stage": stage,
+        "killed": worker,
+        "state": state,
+        "kill_to_retaken_s": round(retaken or done, 2),
+        "kill_to_done_s": round(done, 2),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="kills per stage")
+    parser.add_argument("--cut-s", type=float, default=20.0, help="length of each song")
+    parser.add_argument("--lease-ttl-s", type=float, default=None, help="else the service's default")
+    parser.add_argument("--reap-interval-s", type=float, default=None, help="else the service's default")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "recovery.json")
+    args = parser.parse_args()
+    if shutil.which("redis-server") is None:
+        raise SystemExit("redis-server is not installed")
+    env = {"CHOREO_ENGINE_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    if args.lease_ttl_s is not None:
+        env["CHOREO_LEASE_TTL_S"] = str(args.lease_ttl_s)
+    if args.reap_interval_s is not None:
+        env["CHOREO_REAP_INTERVAL_S"] = str(args.reap_interval_s)
+    load_before = os.getloadavg()[0]
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="choreo-recovery-") as root:
+        (port,) = free_ports(1)
+        server = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            url = f"redis://127.0.0.1:{port}/0"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    redis.Redis.from_url(url).ping()
+                    break
+                except redis.RedisError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            songs = iter(_cuts(2 * args.runs, args.cut_s, Path(root)))
+            with LocalStack(Path(root) / "stack", url, cpu_workers=2, env=env) as stack:
+                stack.ensure_workers("gpu", 2)
+                settings = stack.ctx.settings
+                _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
+                with ChoreoClient(stack.api_url, token, timeout_s=300) as client:
+                    for stage in (TASK_PREPARE, TASK_GENERATE):
+                        for _ in range(args.runs):
+                            runs.append(_one_kill(stack, client, next(songs), stage))
+                            print(json.dumps(runs[-1]), flush=True)
+        finally:
+            server.kill()
+            server.wait(timeout=10)
+    medians = {
+        stage: {
+            "runs": len(rows),
+            "all_done": all(r["state"] == "done" for r in rows),
+            "kill_to_retaken_s": statistics.median(r["kill_to_retaken_s"] for r in rows),
+            "kill_to_done_s": statistics.median(r["kill_to_done_s"] for r in rows),
+        }
+        for stage in (TASK_PREPARE, TASK_GENERATE)
+        if (rows := [r for r in runs if r["stage"] == stage])
+    }
+    result = {
+        "what": "SIGKILL of the worker holding a job's stage, another worker of its queue running: "
+        "seconds until another worker took the stage again and until the job was done",
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "settings": {
+            "lease_ttl_s": settings.lease_ttl_s,
+            "reap_interval_s": settings.reap_interval_s,
+            "stage_timeout_s": settings.stage_timeout_s,
+            "visibility_timeout_s": settings.visibility_timeout_s,
+            "cut_s": args.cut_s,
+            "workers": "2 CPU (threads, 2 each), 2 GPU (threads, 2 each; ONNX Runtime on the CPU)",
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_before": round(load_before, 2),
+            "load_average_after": round(os.getloadavg()[0], 2),
+        },
+        "median": medians,
+        "runs": runs,
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(medians, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
