@@ -38,35 +38,38 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from choreo.client import ChoreoClient  # noqa: E402
+from choreo.errors import ChoreoError  # noqa: E402
 from choreo.service.keys import create_key  # noqa: E402
 from choreo.service.leases import read_run  # noqa: E402
 from choreo.service.localstack import LocalStack, free_ports  # noqa: E402
 from choreo.service.queue import TASK_GENERATE, TASK_PREPARE  # noqa: E402
 
-MUSIC = REPO.parent / "shared" / "data" / "music"
-SOURCES = [
-    MUSIC / "cc" / "Kevin_MacLeod_-_Vibe_Ace.hq.ogg",
-    MUSIC / "gpl" / "extremetuxracer__music__freezingpoint.ogg",
-]
+MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
 
 
 def _cuts(n: int, cut_s: float, folder: Path) -> list[Path]:
-    """``n`` distinct ``cut_s``-second cuts of the shared songs (so no job is deduplicated)."""
+    """``n`` distinct ``cut_s``-second cuts (from 10 s in) of the shared GPL songs, one a song."""
+    sources = sorted(MUSIC.glob("*.ogg"))
+    if len(sources) < n:
+        raise SystemExit(f"{n} songs needed under {MUSIC}, {len(sources)} found")
     cuts = []
-    for i in range(n):
-        source = SOURCES[i % len(SOURCES)]
+    for i, source in enumerate(sources[:n]):
         rate = sf.info(source).samplerate
-        start = int((5 + (i // len(SOURCES)) * cut_s) * rate)
-        data, _ = sf.read(source, start=start, frames=int(cut_s * rate), dtype="float32")
+        data, _ = sf.read(source, start=10 * rate, frames=int(cut_s * rate), dtype="float32")
         cuts.append(folder / f"cut{i}.wav")
         sf.write(cuts[-1], data, rate)
     return cuts
 
 
-def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -> dict[str, Any]:
+def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -> dict[str, Any] | None:
+    """One kill and its timings, or None when the stage ended before its worker could be frozen."""
     sha = client.upload_track(song)["sha256"]
     (job,) = client.submit([sha], synth="model")["jobs"]
-    worker, job_id = stack.freeze_holder([job["id"]], stage)
+    try:
+        worker, job_id = stack.freeze_holder([job["id"]], stage, timeout_s=60)
+    except ChoreoError as exc:
+        print(f"missed: {exc}", flush=True)
+        return None
     holder = read_run(stack.ctx, job_id).holder
     stack.kill(worker, signal.SIGKILL)
     killed = time.monotonic()
@@ -109,38 +112,46 @@ def main() -> int:
     if args.reap_interval_s is not None:
         env["CHOREO_REAP_INTERVAL_S"] = str(args.reap_interval_s)
     load_before = os.getloadavg()[0]
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="choreo-recovery-") as root:
-        (port,) = free_ports(1)
-        server = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            url = f"redis://127.0.0.1:{port}/0"
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    redis.Redis.from_url(url).ping()
-                    break
-                except redis.RedisError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
-            songs = iter(_cuts(2 * args.runs, args.cut_s, Path(root)))
-            with LocalStack(Path(root) / "stack", url, cpu_workers=2, env=env) as stack:
-                stack.ensure_workers("gpu", 2)
-                settings = stack.ctx.settings
-                _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
-                with ChoreoClient(stack.api_url, token, timeout_s=300) as client:
-                    for stage in (TASK_PREPARE, TASK_GENERATE):
-                        for _ in range(args.runs):
-                            runs.append(_one_kill(stack, client, next(songs), stage))
-                            print(json.dumps(runs[-1]), flush=True)
-        finally:
-            server.kill()
-            server.wait(timeout=10)
+    runs: list[dict[str, Any]] = []
+    missed = 0
+    root = tempfile.mkdtemp(prefix="choreo-recovery-")
+    print(f"stack logs in {root}/stack/logs", flush=True)
+    (port,) = free_ports(1)
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                redis.Redis.from_url(url).ping()
+                break
+            except redis.RedisError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        songs = iter(_cuts(min(4 * args.runs, 40), args.cut_s, Path(root)))
+        with LocalStack(Path(root) / "stack", url, cpu_workers=2, env=env) as stack:
+            stack.ensure_workers("gpu", 2)
+            settings = stack.ctx.settings
+            _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
+            with ChoreoClient(stack.api_url, token, timeout_s=300) as client:
+                for stage in (TASK_PREPARE, TASK_GENERATE):
+                    done = 0
+                    while done < args.runs:
+                        row = _one_kill(stack, client, next(songs), stage)
+                        if row is None:
+                            missed += 1
+                            continue
+                        runs.append(row)
+                        done += 1
+                        print(json.dumps(row), flush=True)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
     medians = {
         stage: {
             "runs": len(rows),
@@ -169,10 +180,12 @@ def main() -> int:
             "load_average_before": round(load_before, 2),
             "load_average_after": round(os.getloadavg()[0], 2),
         },
+        "missed": missed,
         "median": medians,
         "runs": runs,
     }
     args.out.write_text(json.dumps(result, indent=2) + "\n")
+    shutil.rmtree(root)
     print(json.dumps(medians, indent=2))
     return 0
 
