@@ -7,12 +7,12 @@ two CPU workers and two GPU workers, and the service's default lease settings
 75 s, visibility 90 s) unless given. For each run it submits one song (a
 ``--cut-s`` cut of a real song, the network synthesizer, so the job has a GPU
 stage), freezes the worker that holds the chosen stage while it holds it,
-SIGKILLs it, and measures from the kill until the other worker of that queue
-has taken the stage again (the reaper's part) and until the job is done; then
-it restarts the killed worker. Medians per stage in ``--out`` (default
-``bench/results/recovery.json``)::
+SIGKILLs it, and measures from the kill until the reaper has sent the stage
+again (the run record no longer names the dead holder) and until the job is
+done, by the other worker of that queue; then it restarts the killed worker.
+Medians per stage in ``--out`` (default ``bench/results/recovery.json``)::
 
-    .venv/bin/python -P bench/recovery.py --runs 3
+    .venv/bin/python -P bench/recovery.py --runs 5
 """
 
 from __future__ import annotations
@@ -73,12 +73,12 @@ def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -
     holder = read_run(stack.ctx, job_id).holder
     stack.kill(worker, signal.SIGKILL)
     killed = time.monotonic()
-    retaken = None
+    requeued = None
     key = stack.ctx.key("job", job_id)
     while time.monotonic() - killed < 300:
         run = read_run(stack.ctx, job_id)
-        if retaken is None and (run is None or run.holder != holder or run.stage != stage):
-            retaken = time.monotonic() - killed
+        if requeued is None and (run is None or run.holder != holder or run.stage != stage):
+            requeued = time.monotonic() - killed
         state = json.loads(stack.ctx.redis.get(key) or "{}").get("state")
         if state in ("done", "failed", "cancelled"):
             break
@@ -89,7 +89,7 @@ def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -
         "stage": stage,
         "killed": worker,
         "state": state,
-        "kill_to_retaken_s": round(retaken or done, 2),
+        "kill_to_requeued_s": round(requeued or done, 2),
         "kill_to_done_s": round(done, 2),
     }
 
@@ -156,15 +156,16 @@ def main() -> int:
         stage: {
             "runs": len(rows),
             "all_done": all(r["state"] == "done" for r in rows),
-            "kill_to_retaken_s": statistics.median(r["kill_to_retaken_s"] for r in rows),
+            "kill_to_requeued_s": statistics.median(r["kill_to_requeued_s"] for r in rows),
             "kill_to_done_s": statistics.median(r["kill_to_done_s"] for r in rows),
         }
         for stage in (TASK_PREPARE, TASK_GENERATE)
         if (rows := [r for r in runs if r["stage"] == stage])
     }
     result = {
-        "what": "SIGKILL of the worker holding a job's stage, another worker of its queue running: "
-        "seconds until another worker took the stage again and until the job was done",
+        "what": "SIGKILL of the worker holding a job's stage, another worker of its queue running: seconds "
+        "until the reaper had sent the stage again (the run record no longer names the dead holder) and "
+        "until the job was done",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
             "lease_ttl_s": settings.lease_ttl_s,

@@ -8,17 +8,19 @@ Each job in flight has a *run* record in Redis (``run:<job>``, a hash):
   (a submit, the rebuild, the reaper) takes a new, larger epoch, so a message of
   an older epoch (a redelivery of a dead worker's message, a slow old holder's
   successor) finds itself stale and does nothing;
-- ``token``, ``holder`` (host and pid) and ``taken_at`` of the holder, and
-  ``requeues:<stage>``, how often the reaper gave that stage out again.
+- ``token``, ``holder`` (host and pid) and ``taken_at`` of the holder, or
+  ``queued_at`` (Redis server time) while it waits, and ``requeues:<stage>``,
+  how often the reaper gave that stage out again.
 
 A worker that takes a stage also sets ``lease:<job>`` to its token with a short
 TTL (``CHOREO_LEASE_TTL_S``) and renews it from a heartbeat thread every third
 of that while the stage runs, and at most for ``CHOREO_STAGE_TIMEOUT_S``: a
 SIGKILLed or frozen worker, and a stage hung past its time limit (which a
 threads pool cannot kill), lose the lease within one TTL. Taken stages are
-listed in the sorted set ``leased``, which the reaper
-(:mod:`choreo.service.reaper`) reads: a taken stage without a lease is lost;
-a queued one never is, however long it waits. A stage that ends hands the run
+listed in the sorted set ``leased`` and queued ones in ``queued`` (by
+``queued_at``), which the reaper (:mod:`choreo.service.reaper`) reads: a taken
+stage without a lease is lost; a queued one is not, however long it waits,
+unless the broker holds its message nowhere. A stage that ends hands the run
 on to the next stage as ``queued`` before that stage's message is sent, so
 between stages a job is never "taken without a lease".
 
@@ -267,7 +269,7 @@ class Lease:
         return bool(ok)
 
     def requeue(self) -> bool:
-        """Give the stage back as queued (its retry was published): the lease goes, the epoch stays."""
+        """Give the stage back as queued (its retry is published next): the lease goes, the epoch stays."""
         return self.hand_off(self.stage)
 
     def release(self) -> bool:
