@@ -74,12 +74,12 @@ class _Receiver(BaseHTTPRequestHandler):
 class FaultStack:
     local: LocalStack
     redis_cmd: list[str]
-    redis_proc: subprocess.Popen
     token: str
     callback_url: str
     songs: list[Path]
     used: int = 0
     rendered: list[str] = field(default_factory=list)
+    redis_proc: subprocess.Popen | None = None
 
     def client(self) -> httpx.Client:
         return httpx.Client(
@@ -87,16 +87,23 @@ class FaultStack:
         )
 
     def kill_redis(self) -> None:
+        """SIGKILL the test's redis-server and check that nothing answers on its port any more."""
+        assert self.redis_proc is not None
         self.redis_proc.send_signal(signal.SIGKILL)
         self.redis_proc.wait(timeout=10)
+        with pytest.raises(redis.ConnectionError):
+            redis.Redis.from_url(self.local.env["CHOREO_REDIS_URL"], socket_connect_timeout=2).ping()
 
     def start_redis(self) -> None:
+        """Start the test's redis-server (its append-only file brings the data back) and wait for it."""
         self.redis_proc = subprocess.Popen(self.redis_cmd, stdout=subprocess.DEVNULL, start_new_session=True)
         client = redis.Redis.from_url(self.local.env["CHOREO_REDIS_URL"])
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
                 if client.ping():
+                    # This process answers, not one left over on the port (which would fail ours to bind).
+                    assert self.redis_proc.poll() is None, "another redis-server holds the test's port"
                     return
             except redis.RedisError:
                 time.sleep(0.2)
@@ -241,14 +248,11 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
     stack = FaultStack(
         local=local,
         redis_cmd=redis_cmd,
-        redis_proc=subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL, start_new_session=True),
         token="",
         callback_url=f"http://127.0.0.1:{server.server_address[1]}/hook",
         songs=songs,
     )
     try:
-        stack.start_redis()
-        stack.kill_redis()
         stack.start_redis()
         with local:
             stack.token = create_key(local.ctx, team="faults", name="faults", scopes=["content"])[1]
@@ -256,7 +260,7 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
             yield stack
     finally:
         server.shutdown()
-        if stack.redis_proc.poll() is None:
+        if stack.redis_proc is not None and stack.redis_proc.poll() is None:
             stack.kill_redis()
 
 
