@@ -402,64 +402,72 @@ class _Search:
             self.spans[relaxed] = _spans(self.bars, self.w, self.energy, relaxed)
         return self.spans[relaxed]
 
-    def candidates(
-        self, beam: _Beam | None, style: int, steady: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidate phrases ``[H, C]``, their transition costs, and which are section repeats.
-
-        Over steady bars only the lengths that fit the meter (2, 4, 8 beats in 4/4; 3, 6 in 3/4) are
-        candidates; over unsteady bars every length is.
-        """
+    def opening(self, style: int, steady: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The opening bar's candidate phrases ``[1, C]`` (from seeded standing start keys of the
+        style), their transition costs (none) and which are section repeats (none)."""
         lib = self.lib
         columns = self.meter_columns if steady else self.all_columns
-        if beam is None:
-            pool = lib.style_start_keys[style]
-            standing = pool[~lib.key_floor[pool]]
-            pool = standing if standing.size else pool
-            keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
-            phrases = lib.start_phrases[keys][:, :, list(columns)].reshape(1, -1)
-            tc = np.zeros(phrases.shape)
-        else:
-            table, cost = self.t.continuations(style, columns)
-            phrases, tc = table[beam.key], cost[beam.key]
-        return phrases, tc, np.zeros(phrases.shape, dtype=bool)
+        pool = lib.style_start_keys[style]
+        standing = pool[~lib.key_floor[pool]]
+        pool = standing if standing.size else pool
+        keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
+        phrases = lib.start_phrases[keys][:, :, list(columns)].reshape(1, -1)
+        return phrases, np.zeros(phrases.shape), np.zeros(phrases.shape, dtype=bool)
 
-    def fresh(
-        self, beam: _Beam | None, bar: int, style: int, steady: bool
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """A few seeded phrases of the style that fit this bar's tempo, whatever their transition cost.
+    def candidates(
+        self, beam: _Beam, bar: int, style: int, steady: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate phrases ``[H, C]`` after ``beam``, their transition costs, and which are section
+        repeats: per hypothesis the continuations of the transition table, then the fresh phrases,
+        then the repeats.
 
-        The transition table offers the smoothest continuations; when none of them fits the tempo,
-        or all were danced recently, these keep the dance from looping one phrase.
+        Over steady bars only the lengths that fit the meter (2, 4, 8 beats in 4/4; 3, 6 in 3/4) are
+        candidates; over unsteady bars every length is. **Fresh** phrases are a few seeded phrases of
+        the style that fit this bar's tempo, whatever their transition cost: the transition table
+        offers the smoothest continuations; when none of them fits the tempo, or all were danced
+        recently, these keep the dance from looping one phrase. **Repeats** are the phrases the first
+        occurrence of a repeated section danced at this bar, and their mirrors. The transition costs
+        of both are computed afresh (the table does not hold them), in one pass.
         """
-        if beam is None:
-            return None
+        lib, keys = self.lib, beam.key
+        h = keys.size
+        table, table_cost = self.t.continuations(style, self.meter_columns if steady else self.all_columns)
         spans = self.spans[0]
-        lengths = PHRASE_BEATS_BY_METER[self.meter] if steady else None
-        pool = self.t.fitting(style, lengths, spans.duration_s[bar][spans.available[bar]])
-        if pool.size == 0:
-            return None
-        chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False)
-        phrases = chosen[None].repeat(beam.key.size, axis=0)
-        return phrases, self.lib.transition_cost(beam.key, self.lib.phrase_key[chosen]).astype(np.float64)
-
-    def repeats(self, beam: _Beam, bar: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The phrases the first occurrence of a repeated section danced at this bar, and their mirrors."""
+        pool = self.t.fitting(
+            style,
+            PHRASE_BEATS_BY_METER[self.meter] if steady else None,
+            spans.duration_s[bar][spans.available[bar]],
+        )
+        chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False) if pool.size else pool
         origin = int(self.bars.repeat_of[bar])
-        if origin < 0:
-            return None
-        p0 = beam.history[:, self.t.n_secs + origin]
-        if not (p0 >= 0).any():
-            return None
-        safe = np.maximum(p0, 0)
-        phrases = np.stack([safe, self.lib.mirror_phrase[safe]], axis=1)
-        start = self.lib.phrase_key[phrases]
-        features = self.lib.key_features_f32
-        diff = features[start] - features[beam.key][:, None]
-        tc = (np.mean(diff**2, axis=-1) * 3).astype(np.float64)
-        tc[self.lib.key_floor[start] != self.lib.key_floor[beam.key][:, None]] = np.inf
-        tc[p0 < 0] = np.inf
-        return phrases, tc, np.ones(phrases.shape, dtype=bool)
+        p0 = beam.history[:, self.t.n_secs + origin] if origin >= 0 else None
+        if p0 is not None and not (p0 >= 0).any():
+            p0 = None
+        c, f = table.shape[1], chosen.size
+        r = 0 if p0 is None else 2
+        phrases = np.empty((h, c + f + r), dtype=np.int64)
+        tc = np.empty(phrases.shape)
+        table.take(keys, axis=0, out=phrases[:, :c])
+        table_cost.take(keys, axis=0, out=tc[:, :c])
+        phrases[:, c : c + f] = chosen
+        if p0 is not None:
+            safe = np.maximum(p0, 0)
+            phrases[:, c + f] = safe
+            phrases[:, c + f + 1] = lib.mirror_phrase.take(safe)
+        if f + r:
+            start = lib.phrase_key.take(phrases[:, c:])
+            features = lib.key_features_f32
+            diff = features.take(start, axis=0) - features.take(keys, axis=0)[:, None]
+            fresh_cost = np.add.reduce(diff * diff, axis=-1)
+            np.true_divide(fresh_cost, np.intp(diff.shape[-1]), out=fresh_cost, casting="unsafe")
+            fresh_cost *= 3  # np.mean(diff**2, axis=-1) * 3, as the library's transition_cost
+            fresh_cost[lib.key_floor.take(start) != lib.key_floor.take(keys)[:, None]] = np.inf
+            if p0 is not None:
+                fresh_cost[p0 < 0, f:] = np.inf
+            tc[:, c:] = fresh_cost
+        repeat = np.zeros(phrases.shape, dtype=bool)
+        repeat[:, c + f :] = True
+        return phrases, tc, repeat
 
     def recent(self, beam: _Beam, bar: int, p: np.ndarray) -> np.ndarray:
         """[H, C] whether any source second of candidate ``p`` was danced within REUSE_BARS bars.
@@ -492,18 +500,10 @@ class _Search:
         w, bars = self.w, self.bars
         spans = self.spans_of(relaxed)
         steady_here = bool(bars.steady[bar]) and not relaxed
-        phrases, tc, repeat = self.candidates(beam, style, steady_here)
-        fresh = self.fresh(beam, bar, style, steady_here)
-        if fresh is not None:
-            phrases = np.concatenate([phrases, fresh[0]], axis=1)
-            tc = np.concatenate([tc, fresh[1]], axis=1)
-            repeat = np.concatenate([repeat, np.zeros(fresh[0].shape, dtype=bool)], axis=1)
-        if beam is not None:
-            extra = self.repeats(beam, bar)
-            if extra is not None:
-                phrases = np.concatenate([phrases, extra[0]], axis=1)
-                tc = np.concatenate([tc, extra[1]], axis=1)
-                repeat = np.concatenate([repeat, extra[2]], axis=1)
+        if beam is None:
+            phrases, tc, repeat = self.opening(style, steady_here)
+        else:
+            phrases, tc, repeat = self.candidates(beam, bar, style, steady_here)
         valid = (phrases >= 0) & np.isfinite(tc)
         p = np.maximum(phrases, 0)
         a = self.attr[p]  # [H, C, 7]: duration, energy rank, stop cost, move x, z, turn, stop cost x2
