@@ -43,7 +43,7 @@ stretches over it at its own pace; the plan says so too.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -197,19 +197,13 @@ class _Tables:
         self.attr = np.stack(
             [
                 library.phrase_duration_s,
-                library.energy_rank,
-                library.phrase_pinned_share[0],
                 library.phrase_move[:, 0].astype(np.float64),
                 library.phrase_move[:, 1].astype(np.float64),
                 library.phrase_turn.astype(np.float64),
-                library.phrase_pinned_share[1],
             ],
             axis=1,
         )
-        """[P, 7] duration, energy rank, pinned-stop share, move x and z, turn, pinned-stop share in
-        double time."""
-        self.still = library.phrase_still
-        """[P] the phrase is a held pose."""
+        """[P, 4] duration, move x and z, turn."""
         self.length = np.searchsorted(np.array(PHRASE_BEATS), library.phrase_beats)
         """[P] index of each phrase's length in PHRASE_BEATS."""
         self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
@@ -219,14 +213,15 @@ class _Tables:
 
     def continuations(self, style: int, columns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Per key, the phrases of ``columns``' lengths starting at its cheapest continuation keys in
-        ``style`` ``[2K, T * len(columns)]`` (-1 where none), and their transition costs (inf where none)."""
+        ``style`` ``[2K, T * len(columns)]`` (-1 where none), and their transition costs (inf where none:
+        no continuation key, or no phrase of that length there)."""
         found = self._continuations.get((style, columns))
         if found is None:
             lib = self.lib
             keys = lib.next_key[:, style]
             cost = np.where(keys >= 0, lib.next_cost[:, style].astype(np.float64), np.inf)
             phrases = lib.start_phrases[np.maximum(keys, 0)][:, :, list(columns)].reshape(keys.shape[0], -1)
-            found = phrases, np.repeat(cost, len(columns), axis=1)
+            found = phrases, np.where(phrases >= 0, np.repeat(cost, len(columns), axis=1), np.inf)
             self._continuations[(style, columns)] = found
         return found
 
@@ -249,12 +244,33 @@ class _Tables:
         Which phrases fit depends only on where the limits fall among the sorted
         durations, so bars of one tempo share one answer.
         """
-        pool, by_duration = self.pool(style, lengths)
+        _, by_duration = self.pool(style, lengths)
         lo = np.searchsorted(by_duration, durations_s / MAX_STRETCH, side="left")
         hi = np.searchsorted(by_duration, durations_s / MIN_STRETCH, side="right")
-        key = (style, lengths, *lo.tolist(), *hi.tolist())
+        return self._fitting_at(style, lengths, durations_s, (*lo.tolist(), *hi.tolist()))
+
+    def fitting_per_row(
+        self, style: int, lengths: tuple[int, ...] | None, durations_s: np.ndarray, available: np.ndarray
+    ) -> list[np.ndarray]:
+        """:meth:`fitting` for each row of ``durations_s`` ``[K, 2]`` (where ``available``), the
+        limits placed among the sorted durations for all rows at once."""
+        _, by_duration = self.pool(style, lengths)
+        lo = np.searchsorted(by_duration, durations_s / MAX_STRETCH, side="left").tolist()
+        hi = np.searchsorted(by_duration, durations_s / MIN_STRETCH, side="right").tolist()
+        out = []
+        for k, both in enumerate(available[:, 1].tolist()):
+            where = (*lo[k], *hi[k]) if both else (lo[k][0], hi[k][0])
+            out.append(self._fitting_at(style, lengths, durations_s[k, : 1 + both], where))
+        return out
+
+    def _fitting_at(
+        self, style: int, lengths: tuple[int, ...] | None, durations_s: np.ndarray, where: tuple[int, ...]
+    ) -> np.ndarray:
+        """:meth:`fitting`, given where the limits fall among the sorted durations (the cache key)."""
+        key = (style, lengths, *where)
         found = self._fitting.get(key)
         if found is None:
+            pool, _ = self.pool(style, lengths)
             duration = self.lib.phrase_duration_s[pool]
             fits = np.zeros(pool.size, dtype=bool)
             for d in durations_s:
@@ -291,6 +307,59 @@ class _Spans:
     off_ratio: np.ndarray  # [K, lengths, 2] the cost of a beat ratio other than 1
     double: np.ndarray  # [K, lengths, 2] bool: a phrase of that length dances in double time
     loud: np.ndarray  # bool: some bar of the span has at least half the song's median energy
+    terms: np.ndarray  # [K, PHRASE_TERMS, 2] the span's side of the energy, tempo, stops and beat
+    # ratio costs: a phrase's row of _phrase_terms times this is their sum; at least _UNFIT where the
+    # phrase's length does not fit or it is a held pose over loud music
+
+
+_UNFIT = 1e300
+"""The cost term of a phrase the span cannot take (its length does not fit, a held pose over loud
+music): such a candidate is not one."""
+_LENGTHS = len(PHRASE_BEATS)
+PHRASE_TERMS = 5 + 3 * _LENGTHS
+
+
+def _phrase_terms(tables: _Tables, weights: PlannerWeights) -> np.ndarray:
+    """[P, PHRASE_TERMS] each phrase's side of its energy, tempo, stops and beat ratio costs.
+
+    With the energy rank ``r``, the log duration ``l``, the span's energy target ``t`` and log
+    duration ``d``, ``w_e (r - t)^2 + w_t ((d - l) / log MAX_STRETCH)^2`` is expanded into products
+    of a phrase's and a span's factors; the beat ratio's and the stops' costs (in double time or
+    not) go by the phrase's length, one column per length; so all terms of all candidates are one
+    matrix product. Columns: the phrase's constant, r, l, 1, held pose, then per length: is it,
+    stop cost, stop cost in double time.
+    """
+    lib = tables.lib
+    rank, log_duration = lib.energy_rank, np.log(lib.phrase_duration_s)
+    w_tempo = weights.tempo / np.log(MAX_STRETCH) ** 2
+    rows = np.arange(rank.size)
+    out = np.zeros((rank.size, PHRASE_TERMS))
+    out[:, 0] = weights.energy * rank**2 + w_tempo * log_duration**2
+    out[:, 1] = rank
+    out[:, 2] = log_duration
+    out[:, 3] = 1.0
+    out[:, 4] = lib.phrase_still
+    out[rows, 5 + tables.length] = 1.0
+    out[rows, 5 + _LENGTHS + tables.length] = weights.stops * (1.0 - lib.phrase_pinned_share[0])
+    out[rows, 5 + 2 * _LENGTHS + tables.length] = weights.stops * (1.0 - lib.phrase_pinned_share[1])
+    return out
+
+
+def _span_terms(weights: PlannerWeights, spans: _Spans) -> np.ndarray:
+    """[K, PHRASE_TERMS, 2] the spans' side of :func:`_phrase_terms`."""
+    w_tempo = weights.tempo / np.log(MAX_STRETCH) ** 2
+    log_d = np.log(spans.duration_s)
+    steady = spans.steady[:, None, :]
+    out = np.empty((log_d.shape[0], PHRASE_TERMS, 2))
+    out[:, 0] = 1.0
+    out[:, 1] = -2 * weights.energy * spans.target
+    out[:, 2] = -2 * w_tempo * log_d
+    out[:, 3] = weights.energy * spans.target**2 + w_tempo * log_d**2
+    out[:, 4] = np.where(spans.loud, _UNFIT, 0.0)
+    out[:, 5 : 5 + _LENGTHS] = np.where(spans.fits, spans.off_ratio, _UNFIT)
+    out[:, 5 + _LENGTHS : 5 + 2 * _LENGTHS] = steady * ~spans.double
+    out[:, 5 + 2 * _LENGTHS :] = steady * spans.double
+    return out
 
 
 def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _Spans:
@@ -309,7 +378,7 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
     ratio_fits = (lengths == m3) | (lengths == 2 * m3) | (2 * lengths == m3)
     energy_2 = (bars.energy + bars.energy[nxt]) / 2
     loud = bars.energy >= MUSIC_HOLD_FRACTION * np.median(bars.energy)
-    return _Spans(
+    spans = _Spans(
         available=available,
         duration_s=duration,
         target=_energy_target(np.stack([bars.energy, energy_2], axis=1), energy),
@@ -319,7 +388,9 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
         off_ratio=weights.ratio * (steady3 & (lengths != m3)),
         double=steady3 & (lengths == 2 * m3),
         loud=np.stack([loud, loud | loud[nxt]], axis=1),
+        terms=np.empty(0),
     )
+    return replace(spans, terms=_span_terms(weights, spans))
 
 
 @dataclass
@@ -391,20 +462,38 @@ class _Search:
         self.meter_columns = tuple(int(c) for c in np.nonzero(np.isin(PHRASE_BEATS, fits))[0])
         self.all_columns = tuple(range(len(PHRASE_BEATS)))
         self.limit_m = weights.area_half_m - weights.area_margin_m
-        # the candidates' attributes, with the stop costs weighted for this run
-        self.attr = self.t.attr.copy()
-        self.attr[:, [2, 6]] = weights.stops * (1.0 - self.attr[:, [2, 6]])
+        # per phrase: duration, move x and z, turn, then its side of the energy, tempo, stops and beat
+        # ratio costs under this run's weights
+        self.attr = np.concatenate([self.t.attr, _phrase_terms(self.t, weights)], axis=1)
         self.spans = {0: _spans(bars, weights, energy, 0)}
-        self.span_bars = np.array([1, 2])
+        self.span_bars = np.array([1.0, 2.0])
+        self._fresh_pools: dict[tuple[int, bool], list[np.ndarray]] = {}
+        self.row_offsets = np.arange(max(_BEAM, _KEEP_PER_SPAN), dtype=np.int64)
 
     def spans_of(self, relaxed: int) -> _Spans:
         if relaxed not in self.spans:
             self.spans[relaxed] = _spans(self.bars, self.w, self.energy, relaxed)
         return self.spans[relaxed]
 
+    def fresh_pools(self, style: int, steady: bool) -> list[np.ndarray]:
+        """Per bar, the phrases of ``style`` its fresh candidates are drawn from (the lengths of the
+        meter over steady bars, all over unsteady ones), looked up for all bars at once."""
+        found = self._fresh_pools.get((style, steady))
+        if found is None:
+            spans = self.spans[0]
+            found = self.t.fitting_per_row(
+                style,
+                PHRASE_BEATS_BY_METER[self.meter] if steady else None,
+                spans.duration_s,
+                spans.available,
+            )
+            self._fresh_pools[(style, steady)] = found
+        return found
+
     def opening(self, style: int, steady: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The opening bar's candidate phrases ``[1, C]`` (from seeded standing start keys of the
-        style), their transition costs (none) and which are section repeats (none)."""
+        style), their transition costs (none; inf where a key has no phrase of a length) and which are
+        section repeats (none)."""
         lib = self.lib
         columns = self.meter_columns if steady else self.all_columns
         pool = lib.style_start_keys[style]
@@ -412,7 +501,7 @@ class _Search:
         pool = standing if standing.size else pool
         keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
         phrases = lib.start_phrases[keys][:, :, list(columns)].reshape(1, -1)
-        return phrases, np.zeros(phrases.shape), np.zeros(phrases.shape, dtype=bool)
+        return phrases, np.where(phrases >= 0, 0.0, np.inf), np.zeros(phrases.shape, dtype=bool)
 
     def candidates(
         self, beam: _Beam, bar: int, style: int, steady: bool
@@ -432,12 +521,7 @@ class _Search:
         lib, keys = self.lib, beam.key
         h = keys.size
         table, table_cost = self.t.continuations(style, self.meter_columns if steady else self.all_columns)
-        spans = self.spans[0]
-        pool = self.t.fitting(
-            style,
-            PHRASE_BEATS_BY_METER[self.meter] if steady else None,
-            spans.duration_s[bar][spans.available[bar]],
-        )
+        pool = self.fresh_pools(style, steady)[bar]
         chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False) if pool.size else pool
         origin = int(self.bars.repeat_of[bar])
         p0 = beam.history[:, self.t.n_secs + origin] if origin >= 0 else None
@@ -459,8 +543,8 @@ class _Search:
             features = lib.key_features_f32
             diff = features.take(start, axis=0) - features.take(keys, axis=0)[:, None]
             fresh_cost = np.add.reduce(diff * diff, axis=-1)
-            np.true_divide(fresh_cost, np.intp(diff.shape[-1]), out=fresh_cost, casting="unsafe")
-            fresh_cost *= 3  # np.mean(diff**2, axis=-1) * 3, as the library's transition_cost
+            fresh_cost /= np.float32(diff.shape[-1])
+            fresh_cost *= 3  # np.mean(diff**2, axis=-1) * 3 (the same numbers), as library.transition_cost
             fresh_cost[lib.key_floor.take(start) != lib.key_floor.take(keys)[:, None]] = np.inf
             if p0 is not None:
                 fresh_cost[p0 < 0, f:] = np.inf
@@ -478,7 +562,8 @@ class _Search:
         h, n = beam.history.shape[0], self.t.n_secs
         counts = np.zeros((h, n + 1), dtype=np.int32)
         np.cumsum(beam.history[:, :n] > bar - REUSE_BARS, axis=1, out=counts[:, 1:])
-        index = self.t.seconds[p] + (np.arange(h) * (n + 1))[:, None, None]
+        index = self.t.seconds.take(p, axis=0)
+        index += self.row_offsets[:h, None, None] * (n + 1)
         hits = counts.take(index)
         return hits[..., 1] > hits[..., 0]
 
@@ -487,15 +572,17 @@ class _Search:
         h, n = beam.history.shape[0], self.t.n_secs
         counts = np.zeros((h, n + 1), dtype=np.int32)
         np.cumsum(beam.history[:, :n] > _NEVER, axis=1, out=counts[:, 1:])
-        seconds = self.t.seconds[p]
-        hits = counts.take(seconds + (np.arange(h) * (n + 1))[:, None, None])
+        seconds = self.t.seconds.take(p, axis=0)
+        hits = counts.take(seconds + self.row_offsets[:h, None, None] * (n + 1))
         return (hits[..., 1] - hits[..., 0]) / (seconds[..., 1] - seconds[..., 0])
 
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: int) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
 
         Every candidate's cost for one and for two bars is computed in one pass over ``[H, C, 2]``
-        arrays (the last axis the span); each term is the same elementwise arithmetic as for one span.
+        arrays (the last axis the span); the terms that depend only on phrase and span (energy, tempo,
+        stops, beat ratio, whether the phrase's length fits, held poses over loud music) are one matrix
+        product of per-phrase and per-span factors laid out for all bars before the search.
         """
         w, bars = self.w, self.bars
         spans = self.spans_of(relaxed)
@@ -504,17 +591,17 @@ class _Search:
             phrases, tc, repeat = self.opening(style, steady_here)
         else:
             phrases, tc, repeat = self.candidates(beam, bar, style, steady_here)
-        valid = (phrases >= 0) & np.isfinite(tc)
         p = np.maximum(phrases, 0)
-        a = self.attr[p]  # [H, C, 7]: duration, energy rank, stop cost, move x, z, turn, stop cost x2
-        move_x, move_z = a[..., 3], a[..., 4]
+        a = self.attr.take(p, axis=0)  # [H, C, 4 + PHRASE_TERMS]: duration, move x, move z, turn, terms
         # per candidate, the state it would end in: cost (per span, below), x, z, yaw
-        place = np.empty((*phrases.shape, 4))
+        h, n_c = phrases.shape
+        place = np.empty((h, n_c, 4))
         if beam is not None:
             c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
+            move_x, move_z = a[..., 1], a[..., 2]
             np.add(beam.x[:, None] + c * move_x, s * move_z, out=place[..., 1])
             np.add(beam.z[:, None] - s * move_x, c * move_z, out=place[..., 2])
-            np.add(beam.yaw[:, None], a[..., 5], out=place[..., 3])
+            np.add(beam.yaw[:, None], a[..., 3], out=place[..., 3])
             outside = np.maximum(np.abs(place[..., 1:3]) - self.limit_m, 0) ** 2
             excess = outside[..., 0] + outside[..., 1]
             facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + place[..., 3]))) * 0.5
@@ -522,35 +609,28 @@ class _Search:
             base = beam.cost[:, None] + w.transition * tc + reuse * ~repeat
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience
-            place[..., 1:] = a[..., 3:6]
+            place[..., 1:] = a[..., 1:4]
             base = w.transition * tc
             per_bar = np.zeros(phrases.shape)
         lo, hi = _STRETCH_LIMITS[relaxed]
-        length = self.t.length[p]
         stretch = spans.duration_s[bar] / a[..., 0:1]
-        ok = valid[..., None] & (stretch >= lo) & (stretch <= hi) & spans.fits[bar][length]
-        ok &= ~(self.t.still[p][..., None] & spans.loud[bar])  # a held pose only where the music falls
-        any_ok = ok.any(axis=(0, 1))
-        if not any_ok.any():
+        terms = a[..., 4:] @ spans.terms[bar]  # energy, tempo, stops, beat ratio; _UNFIT if it cannot
+        cost = base[..., None] + self.span_bars * (per_bar[..., None] + terms)
+        ok = (cost < _UNFIT) & (stretch >= lo) & (stretch <= hi)  # an invalid candidate's tc is inf
+        n_ok = [int(np.count_nonzero(ok[..., 0])), int(np.count_nonzero(ok[..., 1]))]
+        live = [i for i in (0, 1) if n_ok[i]]
+        if not live:
             return []
-        cost = base[..., None] + self.span_bars * (
-            per_bar[..., None]
-            + w.energy * (a[..., 1:2] - spans.target[bar]) ** 2
-            + w.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
-            + spans.off_ratio[bar][length]
-            + np.where(spans.double[bar][length], a[..., 6:7], a[..., 2:3]) * spans.steady[bar]
-        )
+        # one draw for the live spans, the same numbers as one draw per span in turn
+        noise = self.rng.random((len(live), h, n_c))
         out = []
-        for i in (0, 1):
-            if not any_ok[i]:
-                continue
-            noisy = np.where(ok[..., i], cost[..., i] + w.noise * self.rng.random(phrases.shape), np.inf)
-            flat = noisy.ravel()
-            k = min(_KEEP_PER_SPAN, int(np.count_nonzero(ok[..., i])))
+        for n, i in enumerate(live):
+            flat = np.where(ok[..., i], cost[..., i] + w.noise * noise[n], np.inf).ravel()
+            k = min(_KEEP_PER_SPAN, n_ok[i])
             best = flat.argpartition(k - 1)[:k]
-            state = place.reshape(-1, 4)[best]
-            state[:, 0] = flat[best]
-            rows = best // phrases.shape[1]
+            state = place.reshape(-1, 4).take(best, axis=0)
+            state[:, 0] = flat.take(best)
+            rows = best // n_c
             new = self.advance(beam, bar, i + 1, relaxed, rows, p.take(best), state, repeat.take(best))
             out.append((bar + i + 1, new))
         return out
@@ -575,10 +655,12 @@ class _Search:
             history[:, :n_secs] = _NEVER
             parent = np.zeros(n, dtype=np.int64)
         else:
-            history = beam.history[rows]
-            parent = beam.node[rows]
+            history = beam.history.take(rows, axis=0)
+            parent = beam.node.take(rows)
         history[:, n_secs + bar] = chosen
-        history[np.arange(n)[:, None], self.t.secs[chosen]] = bar
+        secs = self.t.secs.take(chosen, axis=0)
+        secs += self.row_offsets[:n, None] * history.shape[1]
+        history.reshape(-1)[secs] = bar
         self.chunk_start.append(self.n_nodes)
         self.chunks.append((parent, chosen, repeat, bar, j, relaxed, False))
         ids = np.empty((n, 2), dtype=np.int64)

@@ -2,7 +2,8 @@
 
 The search reads per-library and per-bar arrays laid out for speed; each test
 here rebuilds one of them the plain way (one bar, one key, one candidate at a
-time) and asserts exact equality, so the fast layout cannot change a plan.
+time) and asserts exact equality, so the fast layout cannot change a plan (the
+phrase and span cost terms, a matrix product of expanded squares, agree to rounding).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from choreo.choreography.planner import (
     _bars,
     _Beam,
     _energy_target,
+    _phrase_terms,
     _Search,
     _spans,
     _tables,
@@ -63,8 +65,8 @@ def test_continuation_tables_hold_each_keys_candidates(library: PhraseLibrary) -
                     for c in columns
                 ]
                 assert phrases[key].tolist() == [p for p, _ in expected]
-                for (_, c), got, k in zip(expected, cost[key], np.repeat(keys, len(columns)), strict=True):
-                    assert got == (c if k >= 0 else np.inf)
+                for (p, c), got, k in zip(expected, cost[key], np.repeat(keys, len(columns)), strict=True):
+                    assert got == (c if k >= 0 and p >= 0 else np.inf)
 
 
 def test_fitting_phrases_are_those_within_the_stretch_limits(library: PhraseLibrary) -> None:
@@ -160,3 +162,35 @@ def test_danced_is_the_share_of_source_seconds_danced_before(library: PhraseLibr
     got = search.danced(beam, p)
     np.testing.assert_allclose(got, expected)
     assert 0 < got.mean() < 1
+
+
+def test_cost_terms_are_each_candidates_energy_tempo_stops_ratio_and_held_pose(
+    library: PhraseLibrary,
+) -> None:
+    weights = PlannerWeights()
+    terms = _phrase_terms(_tables(library), weights)
+    rng = np.random.default_rng(3)
+    for meter in (3, 4):
+        bars = _bars(_song(meter))
+        bars.energy[::5] = 0.0  # quiet bars, where a held pose may be danced
+        spans = _spans(bars, weights, "auto", 0)
+        for k in rng.integers(0, bars.n_bars - 1, 20):
+            for p in [
+                *rng.integers(0, library.phrase_key.size, 30),
+                *np.nonzero(library.phrase_still)[0][:5],
+            ]:
+                length = PHRASE_BEATS.index(int(library.phrase_beats[p]))
+                got = terms[p] @ spans.terms[k]
+                for i in (0, 1):
+                    if not spans.fits[k, length, i] or (library.phrase_still[p] and spans.loud[k, i]):
+                        assert got[i] >= 1e300
+                        continue
+                    stretch = spans.duration_s[k, i] / library.phrase_duration_s[p]
+                    pinned = library.phrase_pinned_share[int(spans.double[k, length, i]), p]
+                    expected = (
+                        weights.energy * (library.energy_rank[p] - spans.target[k, i]) ** 2
+                        + weights.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
+                        + spans.off_ratio[k, length, i]
+                        + weights.stops * (1.0 - pinned) * spans.steady[k, i]
+                    )
+                    assert got[i] == pytest.approx(expected, rel=1e-9, abs=1e-12)
