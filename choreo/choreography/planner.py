@@ -553,28 +553,24 @@ class _Search:
         repeat[:, c + f :] = True
         return phrases, tc, repeat
 
-    def recent(self, beam: _Beam, bar: int, p: np.ndarray) -> np.ndarray:
-        """[H, C] whether any source second of candidate ``p`` was danced within REUSE_BARS bars.
+    def reuse(self, beam: _Beam, bar: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[H, C] whether any source second of candidate ``p`` was danced within REUSE_BARS bars, and
+        the share of its source seconds danced at all before.
 
-        Counted by prefix sums over each hypothesis's recently used seconds, so a
-        candidate costs two lookups whatever its length.
+        Both are counted by prefix sums over each hypothesis's used seconds (recently, ever), in one
+        pass, so a candidate costs two lookups whatever its length.
         """
         h, n = beam.history.shape[0], self.t.n_secs
-        counts = np.zeros((h, n + 1), dtype=np.int32)
-        np.cumsum(beam.history[:, :n] > bar - REUSE_BARS, axis=1, out=counts[:, 1:])
-        index = self.t.seconds.take(p, axis=0)
-        index += self.row_offsets[:h, None, None] * (n + 1)
-        hits = counts.take(index)
-        return hits[..., 1] > hits[..., 0]
-
-    def danced(self, beam: _Beam, p: np.ndarray) -> np.ndarray:
-        """[H, C] the share of candidate ``p``'s source seconds danced before, by prefix sums."""
-        h, n = beam.history.shape[0], self.t.n_secs
-        counts = np.zeros((h, n + 1), dtype=np.int32)
-        np.cumsum(beam.history[:, :n] > _NEVER, axis=1, out=counts[:, 1:])
+        used = beam.history[:, :n]
+        counts = np.zeros((2, h, n + 1), dtype=np.int32)
+        np.cumsum(np.stack([used > bar - REUSE_BARS, used > _NEVER]), axis=2, out=counts[:, :, 1:])
         seconds = self.t.seconds.take(p, axis=0)
-        hits = counts.take(seconds + self.row_offsets[:h, None, None] * (n + 1))
-        return (hits[..., 1] - hits[..., 0]) / (seconds[..., 1] - seconds[..., 0])
+        index = seconds + self.row_offsets[:h, None, None] * (n + 1)
+        recent = counts[0].take(index)
+        danced = counts[1].take(index)
+        return recent[..., 1] > recent[..., 0], (danced[..., 1] - danced[..., 0]) / (
+            seconds[..., 1] - seconds[..., 0]
+        )
 
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: int) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
@@ -605,7 +601,8 @@ class _Search:
             outside = np.maximum(np.abs(place[..., 1:3]) - self.limit_m, 0) ** 2
             excess = outside[..., 0] + outside[..., 1]
             facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + place[..., 3]))) * 0.5
-            reuse = w.reuse * self.recent(beam, bar, p) + w.stale * self.danced(beam, p)
+            recent, danced = self.reuse(beam, bar, p)
+            reuse = w.reuse * recent + w.stale * danced
             base = beam.cost[:, None] + w.transition * tc + reuse * ~repeat
             per_bar = w.area * 4 * excess + w.facing * facing
         else:  # the opening phrase starts at the centre of the floor, facing the audience

@@ -140,7 +140,7 @@ def test_recent_is_any_source_second_danced_within_the_reuse_window(library: Phr
         [any(bar - history[h, s] < REUSE_BARS for s in range(first[q], last[q] + 1)) for q in row]
         for h, row in enumerate(p)
     ]
-    got = search.recent(beam, bar, p)
+    got = search.reuse(beam, bar, p)[0]
     assert got.tolist() == expected
     assert 0 < got.mean() < 1
 
@@ -159,7 +159,7 @@ def test_danced_is_the_share_of_source_seconds_danced_before(library: PhraseLibr
         [np.mean([history[h, s] > _NEVER for s in range(first[q], last[q] + 1)]) for q in row]
         for h, row in enumerate(p)
     ]
-    got = search.danced(beam, p)
+    got = search.reuse(beam, 40, p)[1]
     np.testing.assert_allclose(got, expected)
     assert 0 < got.mean() < 1
 
