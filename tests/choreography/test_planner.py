@@ -184,18 +184,19 @@ def test_plan_json_round_trip(library: PhraseLibrary) -> None:
 def test_a_last_bar_too_short_for_any_phrase_is_danced_by_the_segment_before(
     library: PhraseLibrary, style: str
 ) -> None:
-    for duration_s, bpm in ((299.0, 200.0), (60.0, 220.0)):
+    for duration_s, bpm in ((300.0, 200.0), (60.0, 190.0), (299.0, 200.0), (60.0, 220.0)):
         song = steady_song(duration_s, bpm, meter=3)
-        # the last bar (0.20 and 0.27 s) is under half the shortest phrase (0.6 s): no phrase fits it even
-        # at the relaxed stretch limit (0.5), in any style
-        assert duration_s - song.bar_starts[-1] < 0.5 * library.phrase_duration_s.min()
+        # the last bar is one beat (0.30, 0.32, 0.20 and 0.27 s), about half the shortest phrase (0.6 s) or
+        # less: it is danced by a span that starts a bar or more before it, or (0.3 s) by a 0.6 s phrase
+        # at the relaxed stretch limit, 0.5
+        assert duration_s - song.bar_starts[-1] < 0.55 * library.phrase_duration_s.min()
         plan = plan_dance(library, song, style=style, seed=0)
         _check_contiguous(plan, duration_s)
         last = plan.segments[-1]
         assert last.free and last.start_bar + last.n_bars == song.bar_starts.size
         own_s = library.phrase_duration_s[last.phrase]
         assert last.stretch == pytest.approx((duration_s - last.start_s) / own_s, abs=1e-4)
-        assert last.start_bar < song.bar_starts.size - 1  # it started on the bar before the short one
+        assert last.start_bar < song.bar_starts.size - 1 or last.stretch >= 0.5 - 1e-9
         if last.n_bars > 2:  # more than a span of two bars: stretched over it, and the plan says so
             assert any("too short for any phrase" in note for note in plan.notes)
 
