@@ -16,7 +16,9 @@ import redis
 import soundfile as sf
 
 from choreo.service.context import ServiceContext
+from choreo.service.jobs import create_job
 from choreo.service.localstack import LocalStack, free_ports
+from choreo.service.records import JobOptions, JobRecord, new_id
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
@@ -179,3 +181,17 @@ def redis_server_of_its_own(folder: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def made_job(ctx: ServiceContext, team: str, *, synth: str = "blend") -> JobRecord:
+    """A job record for a song that does not exist (tests of the queue and the tasks, never rendered)."""
+    record = JobRecord(
+        id=new_id("job"),
+        team=team,
+        track_sha256="0" * 64,
+        track_ext="ogg",
+        track_name="x.ogg",
+        options=JobOptions(synth=synth),
+        fingerprint=new_id("fp"),
+    )
+    return create_job(ctx, record)

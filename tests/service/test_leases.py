@@ -19,7 +19,7 @@ import pytest
 from celery import Celery
 
 from choreo.service.context import ServiceContext
-from choreo.service.jobs import create_job, end_job, get_job
+from choreo.service.jobs import end_job, get_job
 from choreo.service.leases import read_run, take
 from choreo.service.queue import (
     CPU_QUEUE,
@@ -31,8 +31,8 @@ from choreo.service.queue import (
     make_celery,
 )
 from choreo.service.reaper import resend_unsent, run_reaper, sweep
-from choreo.service.records import JobOptions, JobRecord, JobState, new_id
-from tests.service.helpers import ServiceStack
+from choreo.service.records import JobRecord, JobState
+from tests.service.helpers import ServiceStack, made_job
 
 pytestmark = pytest.mark.service
 
@@ -57,17 +57,7 @@ class Bench:
         return messages
 
     def job(self, synth: str = "model") -> JobRecord:
-        options = JobOptions(synth=synth)
-        record = JobRecord(
-            id=new_id("job"),
-            team="leases",
-            track_sha256="0" * 64,
-            track_ext="ogg",
-            track_name="x.ogg",
-            options=options,
-            fingerprint=new_id("fp"),
-        )
-        return create_job(self.ctx, record)
+        return made_job(self.ctx, "leases", synth=synth)
 
     def drop_messages(self) -> None:
         """Lose every waiting message, as a worker killed between kombu's pop and its record does."""

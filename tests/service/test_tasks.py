@@ -13,10 +13,10 @@ import pytest
 
 from choreo.errors import AudioError, StorageError
 from choreo.service.context import get_context
-from choreo.service.jobs import create_job, get_job
-from choreo.service.records import JobOptions, JobRecord, JobState, new_id
+from choreo.service.jobs import get_job
+from choreo.service.records import JobRecord, JobState
 from choreo.service.settings import get_service_settings
-from tests.service.helpers import ServiceStack
+from tests.service.helpers import ServiceStack, made_job
 from worker.app import app
 from worker.tasks import JobTask
 
@@ -56,17 +56,7 @@ def service_env(stack: ServiceStack, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 
 def _job(stack: ServiceStack) -> JobRecord:
-    options = JobOptions()
-    job = JobRecord(
-        id=new_id("job"),
-        team="tasks",
-        track_sha256="0" * 64,
-        track_ext="ogg",
-        track_name="x.ogg",
-        options=options,
-        fingerprint=new_id("fp"),
-    )
-    return create_job(stack.ctx, job)
+    return made_job(stack.ctx, "tasks")
 
 
 def test_a_transient_error_is_retried_until_the_stage_succeeds(
