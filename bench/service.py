@@ -272,18 +272,25 @@ def _load_run(stack: LocalStack, cuts: list[Path], in_flight: int) -> dict[str, 
     }
 
 
-def load_main(args: argparse.Namespace) -> int:
-    """The load run (``--load N``): see the module docstring."""
-    db = redis.Redis.from_url(args.redis_url)
-    env = {"CHOREO_ENGINE_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    workers = int(args.cpu_workers.split(",")[-1])
-    results: dict[str, Any] = {
+def _run_header() -> dict[str, Any]:
+    """The command line and the machine, as both runs' JSON begins."""
+    return {
         "command": "python bench/service.py " + " ".join(sys.argv[1:]),
         "machine": {
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
             "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
         },
+    }
+
+
+def load_main(args: argparse.Namespace) -> int:
+    """The load run (``--load N``): see the module docstring."""
+    db = redis.Redis.from_url(args.redis_url)
+    env = {"CHOREO_ENGINE_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    workers = int(args.cpu_workers.split(",")[-1])
+    results: dict[str, Any] = {
+        **_run_header(),
         "notes": (
             f"{workers} CPU worker process(es) of 2 task threads, one GPU worker (ONNX Runtime on the CPU, "
             f"2 task threads), all on loopback; {args.in_flight} client threads upload and submit one song a "
@@ -339,12 +346,7 @@ def main() -> int:
     db = redis.Redis.from_url(redis_url)
     env = {"CHOREO_ENGINE_THREADS": "1", "OMP_NUM_THREADS": "1"}
     results: dict[str, Any] = {
-        "command": "python bench/service.py " + " ".join(sys.argv[1:]),
-        "machine": {
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
-        },
+        **_run_header(),
         "notes": (
             "Each CPU worker is one Celery process running one task at a time; one GPU worker runs the "
             "engine (ONNX Runtime on the CPU here, 2 task threads). Workers and both embedded runs use "

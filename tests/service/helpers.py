@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -195,3 +196,15 @@ def made_job(ctx: ServiceContext, team: str, *, synth: str = "blend") -> JobReco
         fingerprint=new_id("fp"),
     )
     return create_job(ctx, record)
+
+
+def rebuild_index(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``choreo admin rebuild-index`` as an operator would, against the stack of ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "admin", "rebuild-index"],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

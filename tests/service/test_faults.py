@@ -20,7 +20,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +38,7 @@ from choreo.service.keys import create_key
 from choreo.service.localstack import LocalStack, free_ports
 from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
-from tests.service.helpers import MUSIC, REPO_ROOT, SONGS
+from tests.service.helpers import MUSIC, SONGS, rebuild_index
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]
 
@@ -331,14 +330,7 @@ def test_redis_emptied_and_rebuilt_with_jobs_in_flight(faults: FaultStack) -> No
     jobs = faults.submit(3)
     faults.wait_for_state(jobs, {"decoding", "generating"})
     faults.local.ctx.redis.flushdb()
-    run = subprocess.run(
-        [sys.executable, "-m", "choreo.cli.main", "admin", "rebuild-index"],
-        env=faults.local.env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = rebuild_index(faults.local.env)
     assert run.returncode == 0, run.stderr
     assert "resumed" in run.stdout
     faults.assert_all_done_once(jobs)

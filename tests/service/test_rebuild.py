@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import redis
 
-from tests.service.helpers import REDIS_URL, REPO_ROOT, SONGS, Album, ServiceStack, open_ticket, put_to
+from tests.service.helpers import REDIS_URL, SONGS, Album, ServiceStack, open_ticket, put_to, rebuild_index
 
 pytestmark = pytest.mark.service
 
@@ -39,14 +36,7 @@ def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Al
     redis.Redis.from_url(REDIS_URL).flushdb()
     with stack.as_("content") as content:
         assert content.get("/v1/jobs").status_code == 401, "the keys should be gone with the index"
-    run = subprocess.run(
-        [sys.executable, "-m", "choreo.cli.main", "admin", "rebuild-index"],
-        env=stack.env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = rebuild_index(stack.env)
     assert run.returncode == 0, run.stderr
     assert "jobs" in run.stdout
     assert _snapshot(stack) == before
