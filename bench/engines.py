@@ -39,7 +39,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from engines.base import ModelSpec  # noqa: E402
+from choreo.contracts.model_spec import ModelSpec  # noqa: E402
 from engines.batcher import SequenceBatcher  # noqa: E402
 
 BATCHES = (1, 8, 64, 256)

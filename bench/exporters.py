@@ -36,10 +36,10 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import numpy as np  # noqa: E402
 
+from choreo.contracts.provenance import Provenance  # noqa: E402
 from choreo.motion.motion import Motion  # noqa: E402
 from exporters.bvh import write_bvh  # noqa: E402
 from exporters.fbx import write_fbx  # noqa: E402
-from exporters.provenance import Provenance  # noqa: E402
 
 GPL_MUSIC = Path(__file__).resolve().parents[2] / "shared" / "data" / "music" / "gpl"
 

@@ -56,13 +56,10 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
         export_dance,
         finish_motion,
         generate_motion,
-        model_fps,
-        synth_runner,
     )
-    from choreo.settings import get_settings
+    from choreo.runners import model_fps, synth_runner
 
     import_s, import_cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
-    settings = get_settings()
     options = RenderOptions(formats=formats, synth=synth)
     fps = model_fps()
     sr = fps * 512
@@ -79,7 +76,7 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
             clock, cpu_clock = now, cpu_now
 
         library = shipped_library()
-        runner = synth_runner(options, library, settings)
+        runner = synth_runner(options.synth, library)
         lap("load_engine_s")
         probe_duration_s(song)
         y = load_audio(song, sr=sr)

@@ -136,13 +136,13 @@ def _embedded(song: Path, env: dict[str, str]) -> float:
 _WARM_RENDER = """
 import sys, tempfile, time
 from pathlib import Path
-from choreo.pipeline import RenderOptions, load_runner, render_song
-options, runner = RenderOptions(), load_runner()
+from choreo.pipeline import RenderOptions, render_song
+options = RenderOptions()
 with tempfile.TemporaryDirectory() as out:
-    render_song(Path(sys.argv[2]), Path(out), options, runner=runner)
+    render_song(Path(sys.argv[2]), Path(out), options)
     for _ in range(int(sys.argv[3])):
         start = time.perf_counter()
-        render_song(Path(sys.argv[1]), Path(out), options, runner=runner)
+        render_song(Path(sys.argv[1]), Path(out), options)
         print(time.perf_counter() - start)
 """
 

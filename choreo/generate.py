@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import ParameterError
-from engines.base import ModelSpec
 
 __all__ = ["song_inputs"]
 

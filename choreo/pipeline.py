@@ -16,40 +16,38 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from choreo.audio import MusicFeatures, analyze_song, frames_for_duration, song_sha256
+from choreo.audio import MusicFeatures, analyze_song, song_sha256
 from choreo.audio.structure import analyze_structure
-from choreo.choreography.blend import BlendRunner
 from choreo.choreography.guide import Guide, build_guide
 from choreo.choreography.library import PhraseLibrary, shipped_library
-from choreo.choreography.plan import Plan
 from choreo.choreography.planner import plan_dance
+from choreo.choreography.style_choice import choose_style
+from choreo.contracts.choices import DANCE_FORMATS, PREVIEW_FORMATS
+from choreo.contracts.generated import GeneratedMotion
+from choreo.contracts.options import RenderOptions
+from choreo.contracts.plan import Plan
+from choreo.contracts.provenance import Provenance
+from choreo.contracts.summary import DanceSummary
+from choreo.contracts.timing import frames_for_duration
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
-from choreo.generated import GeneratedMotion
 from choreo.motion import Motion
 from choreo.motion.resample import resample
-from choreo.options import DANCE_FORMATS, PREVIEW_FORMATS, RenderOptions
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
 from choreo.preview import write_animation, write_contact_sheet
+from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
-from choreo.styles import AUTO, auto_style
-from choreo.summary import DanceSummary
 from choreo.video import VideoOptions, write_video
-from engines.base import Engine
-from engines.runner import SingleSongRunner, SongRunner
-from exporters.provenance import Provenance
+from engines.runner import SongRunner
 
 __all__ = [
-    "MIN_SOURCE_S_PER_MIN",
     "Choreography",
     "Dance",
-    "blend_style",
     "choreograph",
     "dance_song",
     "FORMATS",
@@ -60,17 +58,10 @@ __all__ = [
     "export_dance",
     "finish_motion",
     "generate_motion",
-    "load_engine",
-    "load_runner",
-    "synth_runner",
-    "model_fps",
     "perform_song",
     "prepare_song",
     "render_song",
 ]
-
-MIN_SOURCE_S_PER_MIN = 20.0
-"""``auto`` passes over a style with less library material than this per minute of the song."""
 
 
 def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
@@ -94,7 +85,7 @@ def _write_glb(motion: Motion, path: Path, options: RenderOptions, provenance: P
 FORMATS: dict[str, Callable[[Motion, Path, RenderOptions, Provenance], None]] = dict(
     zip(DANCE_FORMATS, (_write_bvh, _write_fbx, _write_glb), strict=True)
 )
-"""Each dance format's writer, by file extension (:data:`choreo.options.DANCE_FORMATS`)."""
+"""Each dance format's writer, by file extension (:data:`choreo.contracts.options.DANCE_FORMATS`)."""
 
 
 @dataclass(frozen=True)
@@ -115,54 +106,18 @@ class RenderResult:
     timings_s: dict[str, float] = field(default_factory=dict)
 
 
-@lru_cache(maxsize=4)
-def _engine_for(model_path: Path) -> Engine:
-    from engines.registry import load_engine as load_backend
-
-    return load_backend(model_path)
-
-
-def load_engine() -> Engine:
-    """The process's engine for the configured model, loaded on first use only.
-
-    The model and the backend come from the engines' settings
-    (``CHOREO_ENGINE_MODEL_PATH``, ``CHOREO_ENGINE_BACKEND``): TensorRT, then
-    torch-cuda, then ONNX Runtime on the CPU.
-    """
-    from engines.settings import get_engine_settings
-
-    return _engine_for(Path(get_engine_settings().model_path).resolve())
-
-
-def model_fps() -> int:
-    """The configured model's native frame rate, read from its metadata (no engine is loaded)."""
-    from engines.registry import model_spec
-
-    return model_spec().native_fps
-
-
 def prepare_song(path: Path, *, fps: int | None = None, settings: Settings | None = None) -> MusicFeatures:
     """Decode a song and extract its features at the model's frame rate.
 
-    ``fps`` is the model's native rate: a runner's ``spec.native_fps``, or by
-    default the configured model's (:func:`model_fps`). Raises ``AudioError``
+    ``fps`` is the synthesizer's native rate: a runner's ``spec.native_fps``, or by
+    default the configured model's (:func:`choreo.runners.model_fps`). Raises ``AudioError``
     for a song that cannot be danced, naming the file.
     """
-    return analyze_song(Path(path), fps=fps or model_fps(), settings=settings or get_settings())
+    if fps is None:
+        from choreo.runners import model_fps
 
-
-def load_runner(settings: Settings | None = None) -> SingleSongRunner:
-    """A one-song runner over the process's engine (:func:`load_engine`), chunked by the settings."""
-    settings = settings or get_settings()
-    return SingleSongRunner(load_engine(), settings.chunk_frames)
-
-
-def synth_runner(
-    options: RenderOptions, library: PhraseLibrary, settings: Settings | None = None
-) -> SongRunner:
-    """The runner that performs a plan for ``options.synth``: the blend of ``library``'s phrases,
-    or the guided network (:func:`load_runner`)."""
-    return BlendRunner(library) if options.synth == "blend" else load_runner(settings)
+        fps = model_fps()
+    return analyze_song(Path(path), fps=fps, settings=settings or get_settings())
 
 
 @dataclass(frozen=True)
@@ -189,50 +144,16 @@ def choreograph(
     """
     if plan is None:
         structure = analyze_structure(features)
-        style = blend_style(options.style, features.tempo_bpm, library, features.duration_s)
-        plan = plan_dance(library, structure, style=style, energy=options.energy, seed=options.seed)
-        by_tempo = blend_style(options.style, features.tempo_bpm, library, 0.0)
-        if style != by_tempo:
-            note = (
-                f"auto chose {style} rather than {by_tempo} (the tempo's style): the library holds too "
-                f"little {by_tempo} for a song this long"
-            )
-            plan = replace(plan, notes=(*plan.notes, note))
+        choice = choose_style(options.style, features.tempo_bpm, library, features.duration_s)
+        plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
+        if choice.note is not None:
+            plan = replace(plan, notes=(*plan.notes, choice.note))
     elif plan.library_sha256 != library.sha256:
         raise ParameterError(
             f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
         )
     guide = build_guide(library, plan, features.n_frames, features.fps)
     return Choreography(plan, guide)
-
-
-def blend_style(style: str, tempo_bpm: float, library: PhraseLibrary, duration_s: float) -> str:
-    """The library style to plan in: ``auto`` picks by tempo among the styles with enough material.
-
-    A style qualifies for ``auto`` when the library holds at least
-    :data:`MIN_SOURCE_S_PER_MIN` seconds of it per minute of the song (a
-    14-minute song danced from 81 s of breakdance loops every move ten times);
-    among those, the tempo's style or the nearest to it; with none, the style
-    with the most material.
-
-    Raises
-    ------
-    ParameterError
-        Naming the style when the library has no such style.
-    """
-    if style != AUTO:
-        library.style_index(style)
-        return style
-    minutes = {name: c["minutes"] for name, c in library.coverage().items()}
-    most = max(library.styles, key=lambda s: minutes[s])
-    chosen = auto_style(tempo_bpm)
-    if chosen not in library.styles:
-        chosen = most
-    need_min = MIN_SOURCE_S_PER_MIN * duration_s / 3600.0
-    for s in library.styles_by_nearness(library.style_index(chosen)):
-        if minutes[library.styles[s]] >= need_min:
-            return library.styles[s]
-    return most
 
 
 def generate_motion(
@@ -434,7 +355,8 @@ def dance_song(
     The dance is planned on ``library`` (default: the shipped one), or follows
     ``plan`` when given; ``options.synth`` says who performs it: ``blend`` (the
     default) joins the phrases, ``model`` runs the guided network with the plan's
-    guide and junction timing on ``runner`` (default: :func:`load_runner`); the blend makes its own.
+    guide and junction timing; ``runner`` is the one :func:`choreo.runners.synth_runner`
+    gives for ``options.synth`` unless the caller made it already (a GPU worker's batcher).
     The song is decoded and analysed at the runner's rate (:func:`prepare_song`), then
     :func:`perform_song` dances it.
     """
@@ -443,8 +365,7 @@ def dance_song(
     timings: dict[str, float] = {}
     start = time.perf_counter()
     library = library or shipped_library()
-    if options.synth == "blend" or runner is None:
-        runner = synth_runner(options, library, settings)
+    runner = runner or synth_runner(options.synth, library)
     timings["load_engine_s"] = time.perf_counter() - start
 
     start = time.perf_counter()

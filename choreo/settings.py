@@ -15,7 +15,7 @@ from functools import lru_cache
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from choreo.options import DEFAULT_FPS
+from choreo.contracts.choices import DEFAULT_FPS
 
 __all__ = ["Settings", "get_settings"]
 
@@ -33,7 +33,6 @@ class Settings(BaseSettings):
     silence_dbfs: float = Field(
         default=-60.0, description="A song whose level never rises above this is silent."
     )
-    chunk_frames: int = Field(default=128, ge=16, le=128, description="Frames per engine call.")
 
 
 @lru_cache

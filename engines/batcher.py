@@ -35,6 +35,7 @@ from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -325,26 +326,26 @@ _PROCESS_BATCHER: SequenceBatcher | None = None
 _PROCESS_LOCK = threading.Lock()
 
 
-def process_batcher() -> SequenceBatcher:
-    """The worker process's batcher over its engine, made on first use.
+def process_batcher(model_path: Path) -> SequenceBatcher:
+    """The worker process's batcher over its engine for ``model_path``, made on the first call.
 
     The engine comes from :func:`engines.registry.load_engine` (backend from
     ``CHOREO_ENGINE_BACKEND``), ``max_batch`` from ``CHOREO_ENGINE_MAX_BATCH`` and
-    the chunk length from ``CHOREO_CHUNK_FRAMES``. A GPU Celery worker calls
-    ``process_batcher().run_song(inputs)`` from each of its task threads.
+    the chunk length from ``CHOREO_ENGINE_CHUNK_FRAMES``. A GPU Celery worker calls
+    ``process_batcher(path).run_song(inputs)`` from each of its task threads: one
+    model per process, the first call's.
     """
     global _PROCESS_BATCHER
     with _PROCESS_LOCK:
         if _PROCESS_BATCHER is None:
-            from choreo.settings import get_settings
             from engines.registry import load_engine
             from engines.settings import get_engine_settings
 
             settings = get_engine_settings()
             batcher = SequenceBatcher(
-                load_engine(settings=settings),
+                load_engine(model_path, settings=settings),
                 max_batch=settings.max_batch,
-                chunk_frames=get_settings().chunk_frames,
+                chunk_frames=settings.chunk_frames,
             )
             if batcher.engine.prepares_shapes:
                 batcher.warm_up()

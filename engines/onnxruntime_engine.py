@@ -7,14 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
-from engines.base import (
-    POSES_OUTPUT,
-    STATE_IN_PREFIX,
-    STATE_OUT_PREFIX,
-    ModelSpec,
-    check_chunk,
-)
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
 from engines.settings import ShapeProfile
 from engines.state import NUMPY_ROWS
 

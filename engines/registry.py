@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
-from engines.base import Engine, ModelSpec
+from engines.base import Engine
 from engines.settings import EngineSettings, get_engine_settings
 from engines.tensorrt_flavour import Flavour, get_flavour, gpu_reason
 
@@ -211,20 +212,15 @@ def _spec_of(path: Path) -> ModelSpec:
     return ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
 
 
-def model_spec(model_path: Path | None = None, settings: EngineSettings | None = None) -> ModelSpec:
-    """What the configured model is (native fps, inputs, styles), read from its metadata alone.
-
-    A CPU worker reads the native fps here to extract a song's features at the
-    rate the GPU worker's engine will generate at.
-    """
-    settings = settings or get_engine_settings()
-    return _spec_of(Path(model_path if model_path is not None else settings.model_path).resolve())
+def model_spec(model_path: Path) -> ModelSpec:
+    """What a model file is (native fps, inputs, styles), read from its metadata alone (cached per file)."""
+    return _spec_of(Path(model_path).resolve())
 
 
-def load_engine(model_path: Path | None = None, settings: EngineSettings | None = None) -> Engine:
+def load_engine(model_path: Path, settings: EngineSettings | None = None) -> Engine:
     """Load the model with the chosen backend (see :func:`choose_backend`)."""
     settings = settings or get_engine_settings()
-    path = Path(model_path) if model_path is not None else Path(settings.model_path)
+    path = Path(model_path)
     if not path.is_file():
         raise EngineError(f"model file not found: {path}")
     return BACKENDS[choose_backend(settings)].load(path, settings)

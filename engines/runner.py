@@ -19,9 +19,10 @@ from typing import Protocol
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine, ModelSpec
+from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, Engine
 
 __all__ = [
     "SingleSongRunner",

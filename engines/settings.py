@@ -16,12 +16,11 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from choreo.models import DEFAULT_MODEL_PATH
-from engines.tensorrt_flavour import RTX_DEFAULT_TARGETS, RTX_TARGETS
-
 __all__ = [
     "BACKEND_CHOICES",
     "PRECISIONS",
+    "RTX_DEFAULT_TARGETS",
+    "RTX_TARGETS",
     "EngineSettings",
     "ShapeProfile",
     "get_engine_settings",
@@ -29,6 +28,11 @@ __all__ = [
 
 BACKEND_CHOICES = ("auto", "tensorrt", "torch-cuda", "onnxruntime")
 PRECISIONS = ("fp32", "fp16", "int8")
+
+RTX_TARGETS = {"7.5": "SM75", "8.0": "SM80", "8.6": "SM86", "8.9": "SM89", "12.0": "SM120", "12.1": "SM121"}
+"""Compute capabilities TensorRT-RTX 1.7 can build for, and their ``trt.ComputeCapability`` names."""
+RTX_DEFAULT_TARGETS = ("8.0", "8.6", "8.9", "12.0", "12.1")
+"""What TensorRT-RTX builds for when not told: A100-class, RTX 30/40/50 series and RTX PRO GPUs."""
 
 
 class ShapeProfile(BaseModel):
@@ -77,10 +81,13 @@ class EngineSettings(BaseSettings):
         default="auto",
         description="Backend to load; 'auto' takes TensorRT, then torch-cuda, then ONNX Runtime.",
     )
-    model_path: Path = Field(
-        default=DEFAULT_MODEL_PATH,
+    model_path: Path | None = Field(
+        default=None,
         validation_alias=AliasChoices("CHOREO_ENGINE_MODEL_PATH", "CHOREO_MODEL_PATH"),
-        description="ONNX model every backend loads (CHOREO_ENGINE_MODEL_PATH, or CHOREO_MODEL_PATH).",
+        description=(
+            "ONNX model every backend loads (CHOREO_ENGINE_MODEL_PATH, or CHOREO_MODEL_PATH); "
+            "unset: the caller's default (the shipped model, choreo.models.configured_model_path)."
+        ),
     )
     threads: int = Field(default=2, ge=1, description="CPU threads for ONNX Runtime (CHOREO_ENGINE_THREADS).")
     precision: Literal["fp32", "fp16", "int8"] = Field(
@@ -116,6 +123,14 @@ class EngineSettings(BaseSettings):
     )
     cuda_graphs: bool = Field(default=True, description="torch-cuda: replay CUDA graphs per shape bucket.")
     max_batch: int = Field(default=64, ge=1, le=1024, description="Songs per engine call in the batcher.")
+    chunk_frames: int = Field(
+        default=128,
+        ge=16,
+        le=128,
+        validation_alias=AliasChoices("CHOREO_ENGINE_CHUNK_FRAMES", "CHOREO_CHUNK_FRAMES"),
+        description="Frames per engine call, for every song runner (CHOREO_ENGINE_CHUNK_FRAMES, or "
+        "CHOREO_CHUNK_FRAMES).",
+    )
 
     @model_validator(mode="after")
     def _known_profile(self) -> EngineSettings:

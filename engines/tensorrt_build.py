@@ -26,9 +26,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
 from choreo.files import write_atomically
-from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, STATE_IN_PREFIX, ModelSpec
+from engines.base import MAX_CHUNK_FRAMES, MIN_CHUNK_FRAMES, STATE_IN_PREFIX
 from engines.settings import ShapeProfile
 from engines.tensorrt_flavour import Flavour
 

@@ -30,16 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
 from choreo.files import write_atomically
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import (
-    POSES_OUTPUT,
-    STATE_IN_PREFIX,
-    STATE_OUT_PREFIX,
-    ModelSpec,
-    check_chunk,
-)
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
 from engines.cuda_memory import DeviceBuffer, DeviceRows, PinnedBuffer, Stream, cuda_call, gpu_name
 from engines.settings import EngineSettings, ShapeProfile
 from engines.state import DEVICE_ROWS

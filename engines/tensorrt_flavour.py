@@ -43,11 +43,10 @@ from types import ModuleType
 from typing import Any
 
 from choreo.errors import EngineError
+from engines.settings import RTX_DEFAULT_TARGETS, RTX_TARGETS, get_engine_settings
 
 __all__ = [
     "FLAVOUR_CHOICES",
-    "RTX_DEFAULT_TARGETS",
-    "RTX_TARGETS",
     "Flavour",
     "build_target",
     "choose_flavour",
@@ -61,10 +60,6 @@ FLAVOUR_CHOICES = ("auto", "tensorrt", "tensorrt-rtx")
 _MODULES = {"tensorrt": "tensorrt", "tensorrt-rtx": "tensorrt_rtx"}
 _LABELS = {"tensorrt": "TensorRT", "tensorrt-rtx": "TensorRT-RTX"}
 
-RTX_TARGETS = {"7.5": "SM75", "8.0": "SM80", "8.6": "SM86", "8.9": "SM89", "12.0": "SM120", "12.1": "SM121"}
-"""Compute capabilities TensorRT-RTX 1.7 can build for, and their ``trt.ComputeCapability`` names."""
-RTX_DEFAULT_TARGETS = ("8.0", "8.6", "8.9", "12.0", "12.1")
-"""What TensorRT-RTX builds for when not told: A100-class, RTX 30/40/50 series and RTX PRO GPUs."""
 TENSORRT_MIN_CC = (7, 5)
 """TensorRT 11 runs on Turing and later."""
 
@@ -298,8 +293,6 @@ def get_flavour() -> Flavour:
     EngineError
         When no TensorRT (or not the one asked for) is installed.
     """
-    from engines.settings import get_engine_settings
-
     choice = get_engine_settings().tensorrt_flavour
     name = choose_flavour(choice)
     if name is None:

@@ -1,4 +1,4 @@
-"""The torch backends: the dance network itself (:class:`choreo.model.network.DanceNet`) run by torch.
+"""The torch backends: the dance network itself (:class:`engines.network.dance_net.DanceNet`) run by torch.
 
 The ONNX file carries the network's config and weights in its metadata
 (:func:`choreo.model.export.read_network`), so the backend rebuilds the very
@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError, ParameterError
-from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec, check_chunk
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
 from engines.settings import ShapeProfile
 from engines.state import TORCH_ROWS
 
@@ -77,8 +78,8 @@ class TorchEngine:
         import onnx
         import torch
 
-        from choreo.model.export import read_network
-        from choreo.model.network import DanceNet
+        from engines.network.dance_net import DanceNet
+        from engines.network.file import read_network
 
         if not Path(model_path).is_file():
             raise EngineError(f"model file not found: {model_path}")

@@ -18,14 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
+from choreo.contracts.choices import RIGS
+from choreo.contracts.provenance import Provenance
 from choreo.errors import ExportError, ParameterError
 from choreo.files import write_atomically
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import DEFAULT_EULER_ORDER, EULER_ORDERS, euler_to_mat, mat_to_aa
 from choreo.motion.skeleton import SMPL
-from exporters.provenance import Provenance
-from exporters.rigs import RIG_NAMES, Rig, continuous_euler, get_rig, units_scale
+from exporters.rigs import Rig, continuous_euler, get_rig, units_scale
 
 __all__ = ["bvh_text", "read_bvh_motion", "write_bvh"]
 
@@ -189,7 +190,7 @@ def read_bvh_motion(path: str | Path) -> Motion:
     path = Path(path)
     data = read_bvh(path)
     skeleton = SMPL
-    rig_names = {name: get_rig(name, skeleton).joint_names for name in RIG_NAMES}
+    rig_names = {name: get_rig(name, skeleton).joint_names for name in RIGS}
     rig = next((r for r, names in rig_names.items() if set(names) <= set(data.names)), None)
     if rig is None:
         raise ParameterError(f"BVH file {path}: joint names match neither the smpl nor the mixamo rig")

@@ -26,17 +26,18 @@ from typing import Any
 
 import numpy as np
 
+from choreo.contracts.choices import RIGS
+from choreo.contracts.provenance import Provenance, generator_name
 from choreo.errors import ExportError, ParameterError
 from choreo.files import write_atomically
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import mat_to_quat
 from exporters.mannequin import Mannequin, build_mannequin
-from exporters.provenance import Provenance, generator_name
-from exporters.rigs import RIG_NAMES, Rig, get_rig
+from exporters.rigs import Rig, get_rig
 
 __all__ = ["GLB_RIGS", "write_glb"]
 
-GLB_RIGS = RIG_NAMES
+GLB_RIGS = RIGS
 """Rig names :func:`write_glb` accepts (those of :mod:`exporters.rigs`)."""
 
 _GLB_MAGIC = 0x46546C67  # "glTF"
@@ -71,7 +72,7 @@ def write_glb(
         ``"mixamo"`` (Mixamo bone names and bone axes, for retargeting) or a
         :class:`~exporters.rigs.Rig`. glTF is always in metres, whatever the
         rig's default units.
-    provenance : a :class:`~exporters.provenance.Provenance` or a mapping of
+    provenance : a :class:`~choreo.contracts.provenance.Provenance` or a mapping of
         JSON-serialisable facts about the dance, stored in ``asset.extras``
 
     Returns

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from choreo.contracts.choices import RIGS
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, mat_to_quat, quat_multiply, quat_to_aa, quat_to_euler
@@ -49,7 +50,6 @@ from choreo.motion.skeleton import JOINT_NAMES, REST_PELVIS_HEIGHT_M, SMPL, Skel
 
 __all__ = [
     "MIXAMO_NAMES",
-    "RIG_NAMES",
     "UNITS",
     "Rig",
     "continuous_euler",
@@ -57,7 +57,6 @@ __all__ = [
     "units_scale",
 ]
 
-RIG_NAMES = ("smpl", "mixamo")
 UNITS = ("m", "cm")
 
 MIXAMO_NAMES: dict[str, str] = {
@@ -275,7 +274,7 @@ def get_rig(name: str, skeleton: Skeleton = SMPL) -> Rig:
             raise ParameterError("rig 'mixamo' needs the SMPL 24-joint skeleton")
         names = tuple(MIXAMO_NAMES[n] for n in skeleton.names)
         return Rig("mixamo", skeleton, names, "cm", _mixamo_bone_frames(skeleton))
-    raise ParameterError(f"unknown rig {name!r}; choose one of {RIG_NAMES}")
+    raise ParameterError(f"unknown rig {name!r}; choose one of {RIGS}")
 
 
 def continuous_euler(quats: np.ndarray, order: str) -> np.ndarray:

@@ -7,11 +7,11 @@ import io
 import numpy as np
 import pytest
 
-from choreo.audio import SongTiming
+from choreo.contracts.generated import GeneratedMotion
+from choreo.contracts.provenance import Provenance
+from choreo.contracts.timing import SongTiming
 from choreo.errors import ParameterError
-from choreo.generated import GeneratedMotion
 from choreo.motion import Motion
-from exporters.provenance import Provenance
 
 
 def _generated(rng: np.random.Generator) -> GeneratedMotion:

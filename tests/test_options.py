@@ -9,8 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from api.schemas import SubmitCreate
+from choreo.contracts.choices import DANCE_FORMATS, DEFAULT_FPS, PREVIEW_FORMATS, RIGS
+from choreo.contracts.options import RenderOptions
 from choreo.errors import ParameterError
-from choreo.options import DANCE_FORMATS, DEFAULT_FPS, PREVIEW_FORMATS, RIGS, RenderOptions
 from choreo.service.records import JobOptions
 
 SHA = "ab" * 32

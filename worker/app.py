@@ -42,9 +42,10 @@ _reaper_stop = threading.Event()
 
 
 def _load_batcher() -> None:
+    from choreo.runners import configured_model_path
     from engines.batcher import process_batcher
 
-    process_batcher()
+    process_batcher(configured_model_path())
 
 
 def _forks(pool: object) -> bool:

@@ -4,7 +4,7 @@ Each takes a job id and the process's context, reads what it needs from
 storage and writes its output under deterministic keys (``jobs/<id>/work/``):
 prepare the song's features (``features.npz``, :class:`choreo.audio.MusicFeatures`),
 generate the raw dance with its provenance and song timing (``generated.npz``,
-:class:`choreo.generated.GeneratedMotion`), each read by the next stage alone,
+:class:`choreo.contracts.generated.GeneratedMotion`), each read by the next stage alone,
 so a redelivered task redoes the same work and writes the same objects. A job
 already in a terminal state (failed, cancelled, done) is left alone. Tasks in
 :mod:`worker.tasks` wrap these with retries and failure handling; tests call
@@ -21,8 +21,8 @@ from pathlib import Path
 from choreo.audio import MusicFeatures
 from choreo.choreography.blend import BlendRunner
 from choreo.choreography.library import LIBRARY_FPS, shipped_library
-from choreo.choreography.plan import Plan
-from choreo.generated import GeneratedMotion
+from choreo.contracts.generated import GeneratedMotion
+from choreo.contracts.plan import Plan
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
 from choreo.pipeline import (

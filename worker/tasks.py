@@ -46,6 +46,7 @@ from redis.exceptions import ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from choreo.errors import ChoreoError
+from choreo.runners import configured_model_path
 from choreo.service.callbacks import CallbackError, CallbackRefused, deliver
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.jobs import end_job, get_job, was_deleted
@@ -245,7 +246,11 @@ def prepare(self: JobTask, job_id: str, epoch: int | None = None) -> Any:
 @app.task(name=TASK_GENERATE, bind=True, base=JobTask, max_retries=None)
 def generate(self: JobTask, job_id: str, epoch: int | None = None) -> Any:
     """Generate the raw dance with this worker's engine (GPU queue)."""
-    return self.run_stage(lambda ctx, jid, _: steps.generate(ctx, jid, process_batcher()), job_id, epoch)
+
+    def stage(ctx: ServiceContext, jid: str, _: Lease) -> str:
+        return steps.generate(ctx, jid, process_batcher(configured_model_path()))
+
+    return self.run_stage(stage, job_id, epoch)
 
 
 @app.task(name=TASK_FINISH, bind=True, base=JobTask, max_retries=None)

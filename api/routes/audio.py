@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from api.deps import ContentKey, Ctx, OwnedJob, current_key
 from api.errors import ApiError
+from choreo.contracts.choices import AUDIO_CONTENT_TYPES
 from choreo.service.jobs import get_job
 from choreo.service.keys import get_key
 from choreo.service.records import JobRecord, song_key
@@ -30,16 +31,6 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
-_AUDIO_TYPES = {
-    "mp3": "audio/mpeg",
-    "ogg": "audio/ogg",
-    "oga": "audio/ogg",
-    "opus": "audio/ogg",
-    "wav": "audio/wav",
-    "flac": "audio/flac",
-    "m4a": "audio/mp4",
-    "aac": "audio/aac",
-}
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 _bearer = HTTPBearer(auto_error=False, description="An API key, or use the ticket of an audio link")
 
@@ -131,6 +122,6 @@ def job_audio(
     return StreamingResponse(
         body,
         status_code=206 if span else 200,
-        media_type=_AUDIO_TYPES.get(job.track_ext, "application/octet-stream"),
+        media_type=AUDIO_CONTENT_TYPES.get(job.track_ext, "application/octet-stream"),
         headers=headers,
     )

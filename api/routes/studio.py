@@ -24,13 +24,19 @@ from starlette.types import Receive, Scope, Send
 
 from api.deps import Ctx, OwnedJob
 from api.errors import ApiError
-from choreo.choreography import ENERGY_LEVELS, SYNTHS
-from choreo.choreography.library import merged_style_note, shipped_merged_styles
-from choreo.choreography.plan import Plan
+from choreo.contracts.choices import (
+    AUDIO_EXTENSIONS,
+    AUTO,
+    ENERGY_LEVELS,
+    RIGS,
+    STYLES,
+    SUPPORTED_FPS,
+    SYNTHS,
+)
+from choreo.contracts.plan import Plan
 from choreo.errors import ParameterError
-from choreo.options import RIGS, SUPPORTED_FPS
+from choreo.models import merged_style_note, shipped_merged_styles
 from choreo.service.records import JobOptions, JobState
-from choreo.styles import AUTO, STYLES
 
 __all__ = ["install_studio", "router", "studio_dir"]
 
@@ -66,6 +72,7 @@ class OptionField(BaseModel):
 
 class OptionList(BaseModel):
     fields: list[OptionField]
+    audio_extensions: list[str] = Field(description="File extensions accepted as songs.")
 
 
 def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any) -> OptionField:
@@ -104,7 +111,7 @@ def job_options() -> OptionList:
     for field in fields:
         if field.name == "style":
             _note_deprecated_styles(field)
-    return OptionList(fields=fields)
+    return OptionList(fields=fields, audio_extensions=list(AUDIO_EXTENSIONS))
 
 
 def _note_deprecated_styles(field: OptionField) -> None:

@@ -12,17 +12,15 @@ from choreo.audio.checksum import song_sha256
 from choreo.audio.decode import load_audio
 from choreo.audio.features import HOP_LENGTH, extract_features, feature_sr
 from choreo.audio.formats import probe_duration_s
-from choreo.audio.music_features import FEATURE_DIM, MusicFeatures, SongTiming, frames_for_duration
+from choreo.audio.music_features import FEATURE_DIM, MusicFeatures
 
 __all__ = [
     "FEATURE_DIM",
     "HOP_LENGTH",
     "MusicFeatures",
-    "SongTiming",
     "analyze_song",
     "extract_features",
     "feature_sr",
-    "frames_for_duration",
     "load_audio",
     "peak_dbfs",
     "probe_duration_s",

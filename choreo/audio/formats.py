@@ -21,14 +21,14 @@ from typing import Literal
 import soundfile as sf
 
 from choreo.audio.failures import CORRUPT_AUDIO, FILE_NOT_FOUND, UNSUPPORTED_FORMAT, audio_error
+from choreo.contracts.choices import SONG_SUFFIXES
 from choreo.errors import AudioError
 
 __all__ = ["SourceInfo", "inspect_source", "probe_duration_s"]
 
-AUDIO_SUFFIXES = frozenset(
-    {".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".m4a", ".aac", ".mp4", ".aif", ".aiff"}
-)
-"""Names that say "this is a song": unreadable content behind them is corrupt, not unsupported."""
+AUDIO_SUFFIXES = frozenset({*SONG_SUFFIXES, ".wave", ".mp4", ".aif", ".aiff"})
+"""Names that say "this is a song" (the accepted formats and other names of their containers):
+unreadable content behind them is corrupt, not unsupported."""
 
 _FFMPEG_ONLY_SUFFIXES = frozenset({".m4a", ".aac", ".mp4", ".m4b"})
 _SF_MALFORMED = 3

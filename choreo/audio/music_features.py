@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from choreo.contracts.timing import SongTiming, frames_for_duration
 from choreo.errors import AudioError, ParameterError
 
 __all__ = [
@@ -35,8 +36,6 @@ __all__ = [
     "ONSET_ENVELOPE_COLUMN",
     "ONSET_PEAK_COLUMN",
     "MusicFeatures",
-    "SongTiming",
-    "frames_for_duration",
 ]
 
 FEATURE_DIM = 35
@@ -48,43 +47,6 @@ BEAT_COLUMN = 34
 
 _NPZ_VERSION = 1
 _NPZ_KEYS = ("version", "fps", "features", "beat_times", "downbeat_times", "tempo_bpm", "duration_s")
-
-
-def frames_for_duration(duration_s: float, fps: int) -> int:
-    """Frames that cover ``duration_s`` at ``fps``: ``ceil(duration_s * fps)``.
-
-    The last frame starts before the end of the song. A product within 1e-9 of
-    an integer counts as that integer, so float rounding never adds a frame.
-    """
-    return max(0, math.ceil(duration_s * fps - 1e-9))
-
-
-@dataclass(frozen=True, eq=False)
-class SongTiming:
-    """When a song's beats fall and how long it lasts: all the stages after generation need of it.
-
-    Parameters
-    ----------
-    beat_times : np.ndarray [shape=(beats,)], seconds, increasing
-    downbeat_times : np.ndarray [shape=(bars,)], seconds, a subset of ``beat_times``
-    tempo_bpm : float, beats per minute fitted on ``beat_times``
-    duration_s : float >= 0, the song's duration in seconds
-    """
-
-    beat_times: np.ndarray
-    downbeat_times: np.ndarray
-    tempo_bpm: float
-    duration_s: float
-
-    def __post_init__(self) -> None:
-        if not math.isfinite(self.duration_s) or self.duration_s < 0:
-            raise ParameterError(f"duration_s must be finite and >= 0, got {self.duration_s}")
-        object.__setattr__(self, "beat_times", np.asarray(self.beat_times, dtype=np.float64).reshape(-1))
-        object.__setattr__(
-            self, "downbeat_times", np.asarray(self.downbeat_times, dtype=np.float64).reshape(-1)
-        )
-        object.__setattr__(self, "tempo_bpm", float(self.tempo_bpm))
-        object.__setattr__(self, "duration_s", float(self.duration_s))
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,9 +17,9 @@ import numpy as np
 
 from choreo.audio.music_features import FEATURE_DIM
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import ModelSpec
 from engines.runner import input_columns, song_frames
 
 __all__ = ["BLEND_INPUTS", "BlendRunner", "blend_spec"]

@@ -23,8 +23,8 @@ import numpy as np
 
 from choreo.choreography.inertialize import hold_planted_feet, inertialize, planted_weights
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
-from choreo.choreography.plan import Plan, Segment
 from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
+from choreo.contracts.plan import Plan, Segment
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa

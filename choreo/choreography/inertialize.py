@@ -20,11 +20,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from choreo.motion.contacts import HORIZONTAL_AXES
 from choreo.motion.kinematics import chain_kinematics
+from choreo.motion.leg_ik import LEG_CHAINS, place_ankles
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, quat_multiply, quat_to_aa
-from choreo.postprocess.contacts import HORIZONTAL_AXES
-from choreo.postprocess.leg_ik import LEG_CHAINS, place_ankles
 
 __all__ = [
     "FOOT_RELEASE_S",

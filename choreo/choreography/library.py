@@ -8,7 +8,7 @@ displacement, turn, source seconds) and, per key and style, the cheapest keys
 to continue from (the transition costs).
 
 Mirror images are not stored as frames: key ``k + n_keys`` is key ``k``
-mirrored (:func:`choreo.mocap.mirror.mirror` is exact on SMPL), with its own
+mirrored (:func:`choreo.motion.mirror.mirror` is exact on SMPL), with its own
 features and transitions.
 
 The file is an ``.npz`` of float16 rotations and float32 root translations
@@ -32,30 +32,30 @@ from choreo.choreography.phrases import PHRASE_BEATS, ClipKeys, cut_keys
 from choreo.choreography.transitions import TRANSITIONS_PER_STYLE, transition_table
 from choreo.choreography.warp import STOP_STRETCH_TOLERANCE
 from choreo.errors import ParameterError
-from choreo.metrics.stalls import STALL_FRACTION
-from choreo.mocap.mirror import mirror, mirror_permutation
+from choreo.models import SHIPPED_LIBRARY
+from choreo.motion.contacts import airborne_frames
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.mirror import mirror, mirror_permutation
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
 from choreo.motion.rotations import aa_to_quat, quat_align_hemisphere
 from choreo.motion.skeleton import SMPL
-from choreo.postprocess.contacts import airborne_frames
 
 __all__ = [
     "AIRBORNE_BIT",
+    "HELD_POSE_FRACTION",
     "LIBRARY_FORMAT",
     "LIBRARY_FPS",
     "MIN_STYLE_S",
-    "SHIPPED_LIBRARY",
     "LibraryClip",
     "PhraseLibrary",
     "build_library",
     "load_library",
-    "merged_style_note",
     "shipped_library",
-    "shipped_library_sha256",
-    "shipped_merged_styles",
 ]
+
+HELD_POSE_FRACTION = 0.2
+"""A phrase whose energy is under this fraction of its style's median is a held pose."""
 
 LIBRARY_FPS = 30
 """Frame rate of the library's frames (the pipeline's native rate)."""
@@ -68,8 +68,6 @@ AIRBORNE_BIT = 4
 
 MIN_STYLE_S = 30.0
 """A style with less material than this is merged into the nearest style."""
-
-SHIPPED_LIBRARY = Path(__file__).resolve().parent.parent / "models" / "phrase-library.npz"
 
 
 _MIRROR = mirror_permutation(SMPL.names)
@@ -203,14 +201,16 @@ class PhraseLibrary:
     def phrase_still(self) -> np.ndarray:
         """[P] bool: the phrase is a held pose, its energy under the stall fraction of its style's median.
 
-        The fraction is the stall measure's (:data:`choreo.metrics.stalls.STALL_FRACTION`):
-        danced over music that goes on, such a phrase is a stall.
+        The fraction (:data:`HELD_POSE_FRACTION`) is the one the stall measure counts by
+        (:data:`choreo.metrics.stalls.STALL_FRACTION`, a test keeps them equal): danced over
+        music that goes on, such a phrase is a stall.
         """
         still = np.zeros(self.phrase_key.size, dtype=bool)
         for s in range(len(self.styles)):
             mask = self.phrase_style == s
             if mask.any():
-                still[mask] = self.phrase_energy[mask] < STALL_FRACTION * np.median(self.phrase_energy[mask])
+                energy = self.phrase_energy[mask]
+                still[mask] = energy < HELD_POSE_FRACTION * np.median(energy)
         return still
 
     @cached_property
@@ -325,7 +325,7 @@ class PhraseLibrary:
         """Frames ``first..last`` (inclusive) as quaternions ``[n, 24, 4]`` and root ``[n, 3]``.
 
         A mirror image reflects x -> -x: each joint takes its twin's rotation with
-        the y and z components negated (see :mod:`choreo.mocap.mirror`).
+        the y and z components negated (see :mod:`choreo.motion.mirror`).
         """
         quats = self.quaternions[first : last + 1]
         root = self.root[first : last + 1].astype(np.float64)
@@ -404,28 +404,6 @@ def shipped_library(path: Path | None = None) -> PhraseLibrary:
     if not path.exists():
         raise ParameterError(f"{path}: no phrase library there (build one with `choreo library build`)")
     return _cached(str(path.resolve()), path.stat().st_mtime)
-
-
-@lru_cache(maxsize=1)
-def shipped_merged_styles() -> dict[str, str]:
-    """The shipped library's merged styles (deprecated name -> the style that dances it).
-
-    Read from the file's metadata alone (milliseconds), so that listing the
-    styles does not load the frames.
-    """
-    with np.load(SHIPPED_LIBRARY, allow_pickle=False) as npz:
-        return dict(json.loads(str(npz["meta"]))["merged_styles"])
-
-
-def merged_style_note(style: str, into: str) -> str:
-    """The deprecation note for ``style``, which the library merged into ``into``."""
-    return f"style {style!r} is deprecated: too little data to plan from, merged into {into!r}"
-
-
-@lru_cache(maxsize=1)
-def shipped_library_sha256() -> str:
-    """SHA-256 of the shipped library file, without loading it (the service's dedup key uses it)."""
-    return hashlib.sha256(SHIPPED_LIBRARY.read_bytes()).hexdigest()
 
 
 def _style_centroids(styles: np.ndarray, features: np.ndarray, n_styles: int) -> np.ndarray:

@@ -21,11 +21,10 @@ import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
 from choreo.choreography.pulse import Pulse, estimate_pulse
-from choreo.metrics.beat_align import SPEED_SIGMA_FRAMES, speed_minima
-from choreo.mocap.retarget import facing_angle
-from choreo.motion.kinematics import joint_positions
+from choreo.motion.contacts import foot_positions, point_contacts
+from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
-from choreo.postprocess.contacts import foot_positions, point_contacts
+from choreo.motion.stops import SPEED_SIGMA_FRAMES, speed_minima
 
 __all__ = [
     "FLOOR_PELVIS_M",

@@ -48,14 +48,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from choreo.audio.structure import MusicStructure
-from choreo.choreography import ENERGY_LEVELS
-from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, merged_style_note
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.phrases import PHRASE_BEATS
-from choreo.choreography.plan import Plan, Segment
+from choreo.contracts.choices import ENERGY_LEVELS
+from choreo.contracts.plan import Plan, Segment
 from choreo.errors import ParameterError
-from choreo.metrics.stalls import MUSIC_HOLD_FRACTION
+from choreo.models import merged_style_note
 
 __all__ = [
+    "QUIET_BAR_FRACTION",
     "ENERGY_LEVELS",
     "MAX_STRETCH",
     "MIN_STRETCH",
@@ -65,6 +66,11 @@ __all__ = [
 ]
 
 MIN_STRETCH, MAX_STRETCH = 0.8, 1.25
+QUIET_BAR_FRACTION = 0.5
+"""A bar under this fraction of the song's median energy is quiet: a held pose may be danced over it
+(the music the stall measure, :data:`choreo.metrics.stalls.MUSIC_HOLD_FRACTION`, forgives a pause in).
+"""
+
 REUSE_BARS = 16
 _BEAM = 6
 _KEEP_PER_SPAN = 6
@@ -377,7 +383,7 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
     m3, steady3 = m[:, None, :], steady[:, None, :]
     ratio_fits = (lengths == m3) | (lengths == 2 * m3) | (2 * lengths == m3)
     energy_2 = (bars.energy + bars.energy[nxt]) / 2
-    loud = bars.energy >= MUSIC_HOLD_FRACTION * np.median(bars.energy)
+    loud = bars.energy >= QUIET_BAR_FRACTION * np.median(bars.energy)
     spans = _Spans(
         available=available,
         duration_s=duration,

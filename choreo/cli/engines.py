@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from choreo.errors import ChoreoError
+from choreo.runners import configured_model_path
 from engines.settings import PRECISIONS, EngineSettings, get_engine_settings
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def _build(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
-        model = settings.model_path
+        model = configured_model_path(settings)
         onnx_path, sha = prepare_precision_model(model, settings.precision, settings)
         print(f"{settings.precision} model: {onnx_path} (sha256 {sha[:16]})")
         if args.convert_only:
@@ -122,9 +123,9 @@ def _build(args: argparse.Namespace) -> int:
 
 def _demo_song(settings: EngineSettings, styles: tuple[str, ...], fps: int) -> CalibrationSong:
     """The bundled demo song, danced in the style ``auto`` picks for its tempo (or the model's first)."""
+    from choreo.choreography.style_choice import auto_style
     from choreo.enginetools.calibration import CalibrationSong
     from choreo.enginetools.precision_files import song_analysis
-    from choreo.styles import auto_style
 
     tempo = song_analysis(DEMO_SONG, fps, settings.cache_dir).tempo_bpm
     style = auto_style(tempo)
@@ -167,7 +168,7 @@ def _selfcheck(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
-        model = settings.model_path
+        model = configured_model_path(settings)
         spec = OnnxRuntimeEngine(model, threads=1).spec
         if args.songs is None:
             songs = [_demo_song(settings, calibration_styles(spec), spec.native_fps)]

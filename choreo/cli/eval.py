@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from choreo.audio import MusicFeatures, song_sha256
 from choreo.choreography.library import shipped_library
+from choreo.contracts.choices import AUTO, STYLES
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_align import beat_align_score
 from choreo.metrics.context import score_in_context
@@ -23,9 +24,9 @@ from choreo.metrics.report import EvalRow, diversity_report, format_table, goal_
 from choreo.metrics.score import score_motion
 from choreo.metrics.style import STYLE_WINDOW_S, StyleCentroids, style_centroids
 from choreo.motion import Motion, joint_positions
-from choreo.pipeline import RenderOptions, finish_motion, perform_song, prepare_song, synth_runner
+from choreo.pipeline import RenderOptions, finish_motion, perform_song, prepare_song
 from choreo.postprocess.ground import align_floor
-from choreo.styles import AUTO, STYLES
+from choreo.runners import synth_runner
 from engines.runner import SongRunner
 
 __all__ = ["EVAL_FPS", "register"]
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         centroids = _centroids(args.style_reference, args.fps) if args.style_reference else None
         pool = MusicPool(_pool_songs(args, reference), lambda song: _features(song, args.fps))
         args.phrase_library = shipped_library(args.library)
-        runner = synth_runner(RenderOptions(synth=args.synth), args.phrase_library)
+        runner = synth_runner(args.synth, args.phrase_library)
     except ChoreoError as exc:
         print(f"choreo eval: {exc}", file=sys.stderr)
         return 2

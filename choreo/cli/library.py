@@ -42,7 +42,7 @@ def _describe(library) -> dict:
 def run_build(args: argparse.Namespace) -> int:
     """Read, cut and save; prints the coverage. Exit 1 naming the file on bad input."""
     from choreo.choreography.library import build_library, load_library
-    from choreo.choreography.sources import read_clips
+    from choreo.mocap.library_clips import read_clips
 
     log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:

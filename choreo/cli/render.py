@@ -8,12 +8,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from choreo.choreography import ENERGY_LEVELS, SYNTHS
+from choreo.contracts.choices import AUTO, ENERGY_LEVELS, RIGS, STYLES, SUPPORTED_FPS, SYNTHS
+from choreo.contracts.options import RenderOptions
 from choreo.errors import ChoreoError, ParameterError
-from choreo.options import RIGS, SUPPORTED_FPS, RenderOptions
-from choreo.pipeline import load_runner, render_song
+from choreo.pipeline import render_song
+from choreo.runners import synth_runner
 from choreo.settings import get_settings
-from choreo.styles import AUTO, STYLES
 
 __all__ = ["register"]
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             synth=args.synth,
         )
         from choreo.choreography.library import shipped_library
-        from choreo.choreography.plan import read_plan
+        from choreo.contracts.plan import read_plan
 
         library = shipped_library(args.library)
         if options.style != AUTO:
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                     f"--plan {args.plan} is one song's plan; give one song, not {len(args.songs)}"
                 )
             plan = read_plan(args.plan)
-        runner = load_runner() if options.synth == "model" else None
+        runner = synth_runner(options.synth, library)
     except ChoreoError as exc:
         print(f"choreo render: {exc}", file=sys.stderr)
         return 2

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from choreo.choreography.library import merged_style_note, shipped_merged_styles
-from choreo.styles import STYLES, auto_style_bands
+from choreo.choreography.style_choice import auto_style_bands
+from choreo.contracts.choices import STYLES
+from choreo.models import merged_style_note, shipped_merged_styles
 
 __all__ = ["register"]
 

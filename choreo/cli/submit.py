@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 from choreo.client import ChoreoClient
+from choreo.contracts.choices import AUTO, DANCE_FORMATS, DEFAULT_FPS, STYLES, SUPPORTED_FPS
 from choreo.errors import ChoreoError
-from choreo.options import DANCE_FORMATS, DEFAULT_FPS, SUPPORTED_FPS
-from choreo.styles import AUTO, STYLES
 
 __all__ = ["register"]
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import ParameterError
-from engines.base import STATE_IN_PREFIX, Engine, ModelSpec
+from engines.base import STATE_IN_PREFIX, Engine
 
 __all__ = [
     "CalibrationSong",
@@ -26,8 +27,6 @@ __all__ = [
     "read_manifest",
     "select_calibration_songs",
 ]
-
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".m4a", ".aac")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import onnx
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.enginetools.calibration import (
     CalibrationSong,
     calibration_chunks,
@@ -23,7 +24,6 @@ from choreo.enginetools.calibration import (
     select_calibration_songs,
 )
 from choreo.files import atomic_path
-from engines.base import ModelSpec
 from engines.precision import (
     converted_model_path,
     file_sha256,
@@ -81,7 +81,7 @@ def song_model_inputs(song: CalibrationSong, spec: ModelSpec, cache_dir: Path) -
     if "guide" not in spec.input_widths:
         return song_inputs(analysis.features, style=song.style, seed=song.seed, spec=spec)
     from choreo.choreography.library import shipped_library
-    from choreo.options import RenderOptions
+    from choreo.contracts.options import RenderOptions
     from choreo.pipeline import choreograph
 
     options = RenderOptions(style=song.style, seed=song.seed)

@@ -13,49 +13,18 @@ and 50 ms at 60 fps, so always report the fps with it. Published anchors are at
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
-from scipy.signal import argrelextrema
 
 from choreo.errors import ParameterError
 from choreo.metrics._positions import check_fps, check_positions
+from choreo.motion.stops import SPEED_SIGMA_FRAMES, speed_minima
 
 __all__ = [
     "BEAT_TOLERANCE_FRAMES",
-    "SPEED_SIGMA_FRAMES",
     "beat_align_score",
     "kinematic_beats",
-    "speed_minima",
 ]
 
-SPEED_SIGMA_FRAMES = 5.0
 BEAT_TOLERANCE_FRAMES = 3.0
-
-
-def speed_minima(speed: np.ndarray, sigma_frames: float) -> np.ndarray:
-    """Indices of the local minima of ``speed`` after Gaussian smoothing with ``sigma_frames``.
-
-    Parameters
-    ----------
-    speed : np.ndarray [shape=(samples,)], a speed curve in any unit (minima do not depend on it)
-    sigma_frames : float >= 0, standard deviation of the Gaussian smoothing, in samples; 0 smooths nothing
-
-    Returns
-    -------
-    np.ndarray [shape=(minima,)], int
-        Indices of the strict local minima, increasing.
-
-    Raises
-    ------
-    ParameterError
-        If ``speed`` is not 1-D or ``sigma_frames`` is negative.
-    """
-    speed = np.asarray(speed, dtype=np.float64)
-    if speed.ndim != 1:
-        raise ParameterError(f"speed must be 1-D, got shape {speed.shape}")
-    if sigma_frames < 0:
-        raise ParameterError(f"sigma_frames must be >= 0, got {sigma_frames}")
-    smooth = gaussian_filter1d(speed, sigma_frames) if sigma_frames > 0 else speed
-    return argrelextrema(smooth, np.less)[0]
 
 
 def kinematic_beats(positions: np.ndarray, *, sigma_frames: float = SPEED_SIGMA_FRAMES) -> np.ndarray:

@@ -15,8 +15,8 @@ import numpy as np
 from choreo.metrics._positions import check_fps, check_positions
 from choreo.metrics.diversity import kinetic_features
 from choreo.metrics.spread import heading_frame_offsets
+from choreo.motion.contacts import UP_AXIS
 from choreo.motion.skeleton import SMPL, Skeleton
-from choreo.postprocess.contacts import UP_AXIS
 
 __all__ = ["motion_descriptor", "windowed_descriptors"]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from choreo.errors import ParameterError
 from choreo.metrics._positions import check_fps, check_positions
-from choreo.postprocess.contacts import HORIZONTAL_AXES, UP_AXIS
+from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS
 
 __all__ = ["kinetic_features", "mean_pairwise_distance", "standardiser"]
 

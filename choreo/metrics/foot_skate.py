@@ -12,14 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.metrics._positions import check_fps, check_positions
-from choreo.motion.skeleton import SMPL, Skeleton
-from choreo.postprocess.contacts import (
+from choreo.motion.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     TOE_CONTACT_HEIGHT_M,
     foot_point_indices,
     horizontal_speed_m_s,
     point_contacts,
 )
+from choreo.motion.skeleton import SMPL, Skeleton
 
 __all__ = ["SKATE_SPEED_M_S", "foot_skate_ratio", "skating_frames"]
 

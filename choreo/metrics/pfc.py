@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.metrics._positions import check_fps, check_positions
+from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, foot_point_indices
 from choreo.motion.skeleton import SMPL, Skeleton
-from choreo.postprocess.contacts import HORIZONTAL_AXES, UP_AXIS, foot_point_indices
 
 __all__ = ["PFC_SCALE", "pfc_score"]
 

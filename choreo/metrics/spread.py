@@ -20,8 +20,8 @@ import numpy as np
 
 from choreo.errors import ParameterError
 from choreo.metrics._positions import check_positions
+from choreo.motion.contacts import UP_AXIS
 from choreo.motion.skeleton import SMPL, Skeleton
-from choreo.postprocess.contacts import UP_AXIS
 
 __all__ = ["Reach", "heading_frame_offsets", "pose_spread", "reach"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from choreo.metrics.beat_align import speed_minima
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
+from choreo.motion.stops import speed_minima
 
 __all__ = ["kinematic_beats", "mean_joint_speed"]
 

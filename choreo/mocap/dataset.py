@@ -27,10 +27,10 @@ import numpy as np
 
 import choreo.audio
 from choreo.audio import MusicFeatures, analyze_song
+from choreo.contracts.choices import SONG_SUFFIXES, STYLES
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats
-from choreo.mocap.mirror import mirror
 from choreo.mocap.quality import retarget_quality
 from choreo.mocap.retarget import face_forward, retarget
 from choreo.mocap.rigs import detect_rig
@@ -39,10 +39,10 @@ from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.mocap.trim import active_span
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.mirror import mirror
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
 from choreo.preview import write_contact_sheet
-from choreo.styles import STYLES
 
 __all__ = [
     "CMU_CREDIT",
@@ -93,7 +93,6 @@ HELD_OUT_SONGS = (
 _PAIRINGS_PER_STYLE = {"salsa": 2, "modern": 4, "breakdance": 6, "whirl": 8}
 _CANDIDATES = 4
 _REFERENCE_SONGS_PER_CLIP = 2
-_SONG_SUFFIXES = (".ogg", ".opus", ".mp3", ".wav", ".flac")
 
 
 @dataclass(frozen=True)
@@ -214,9 +213,9 @@ def load_songs(
     source (``code_digest``, computed here when not given), so a change to the
     feature code never serves stale features.
     """
-    paths = sorted(p for p in music_dir.rglob("*") if p.suffix.lower() in _SONG_SUFFIXES)
+    paths = sorted(p for p in music_dir.rglob("*") if p.suffix.lower() in SONG_SUFFIXES)
     if not paths:
-        raise ParameterError(f"--music {music_dir}: no songs ({', '.join(_SONG_SUFFIXES)}) found")
+        raise ParameterError(f"--music {music_dir}: no songs ({', '.join(SONG_SUFFIXES)}) found")
     cache_dir.mkdir(parents=True, exist_ok=True)
     code = code_digest or _audio_code_digest()
     songs = []

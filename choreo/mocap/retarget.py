@@ -33,7 +33,7 @@ import numpy as np
 from choreo.errors import ParameterError
 from choreo.mocap.rigs import SourceRig, detect_rig
 from choreo.motion.bvh_reader import BvhData, forward_kinematics
-from choreo.motion.kinematics import joint_positions
+from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_aa
 from choreo.motion.skeleton import JOINT_NAMES, SMPL
@@ -41,7 +41,6 @@ from choreo.motion.skeleton import JOINT_NAMES, SMPL
 __all__ = [
     "FLOOR_CLEARANCE_M",
     "face_forward",
-    "facing_angle",
     "leg_length",
     "retarget",
     "source_joint_positions",
@@ -287,14 +286,6 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
     root = pos[:, 0] * scale
     motion = Motion(fps=bvh.fps, root_translation=root, rotations=mat_to_aa(local))
     return _place_on_floor(face_forward(motion))
-
-
-def facing_angle(motion: Motion) -> np.ndarray:
-    """Heading of the body about +Y per frame, radians (0 = facing +Z), from the hips."""
-    pos = joint_positions(motion)
-    lateral = pos[:, _J["left_hip"]] - pos[:, _J["right_hip"]]
-    forward = np.cross(lateral, [0.0, 1.0, 0.0])
-    return np.arctan2(forward[:, 0], forward[:, 2])
 
 
 def _rot_y(angle: float) -> np.ndarray:

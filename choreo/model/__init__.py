@@ -1,5 +1,5 @@
 """The dance model: config, ONNX graph and export (numpy only); torch training in submodules.
 
-Only :mod:`choreo.model.network`, :mod:`choreo.model.losses` and
+Only :mod:`engines.network.dance_net`, :mod:`choreo.model.losses` and
 :mod:`choreo.model.training` import torch (the ``train`` extra).
 """

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.model.config import FEATURE_DIM, N_JOINTS, POSE_DIM
 from choreo.motion.rotations import aa_to_sixd
+from engines.network.config import FEATURE_DIM, N_JOINTS, POSE_DIM
 
 __all__ = ["DanceSet", "load_split", "normalisation_stats", "pose_features", "random_split"]
 

@@ -5,9 +5,9 @@ checkpoint, or from :func:`untrained_params` for an untrained network of the sam
 
 Besides the engine contract (:class:`engines.base.ModelSpec`), the metadata
 carries the network itself: its config (``choreo.network``, the
-:class:`~choreo.model.config.ModelConfig` as JSON) and which initializer holds
+:class:`~engines.network.config.ModelConfig` as JSON) and which initializer holds
 each weight (``choreo.weights``), so that the file alone is enough to rebuild
-:class:`choreo.model.network.DanceNet` (:func:`read_network`), as the
+:class:`engines.network.dance_net.DanceNet` (:func:`read_network`), as the
 torch-cuda backend does.
 """
 
@@ -20,26 +20,23 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import ParameterError
-from choreo.model.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
 from choreo.model.graph import build_model
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
-from engines.base import ModelSpec
+from engines.network.config import FEATURE_DIM, N_JOINTS, ModelConfig, param_shapes
+from engines.network.file import NETWORK_KEY, WEIGHTS_KEY
 
 __all__ = [
     "CMU_CREDIT",
     "export_onnx",
     "export_run",
     "model_spec",
-    "read_network",
     "rest_pose_stats",
     "untrained_params",
 ]
 
-NETWORK_KEY = "choreo.network"
-WEIGHTS_KEY = "choreo.weights"
 
 CMU_CREDIT = (
     "The data used in this project was obtained from mocap.cs.cmu.edu. "
@@ -131,29 +128,3 @@ def _weight_names(model: onnx.ModelProto, config: ModelConfig) -> dict[str, str]
             raise ParameterError(f"the graph holds {len(found)} initializers for weight {key!r}, not one")
         names[key] = found[0]
     return names
-
-
-def read_network(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray]]:
-    """The network config and weights an exported model file carries (see the module docstring).
-
-    Raises
-    ------
-    ParameterError
-        When the file lacks the network metadata (a model exported before it was
-        written, or not by :func:`export_onnx`), naming the key.
-    """
-    model = onnx.load(str(path))
-    meta = {p.key: p.value for p in model.metadata_props}
-    missing = [key for key in (NETWORK_KEY, WEIGHTS_KEY) if key not in meta]
-    if missing:
-        raise ParameterError(
-            f"{path}: the model carries no network ({', '.join(missing)} missing); re-export it"
-        )
-    config = ModelConfig.from_dict(json.loads(meta[NETWORK_KEY]))
-    initializers = {i.name: i for i in model.graph.initializer}
-    params = {}
-    for key, name in json.loads(meta[WEIGHTS_KEY]).items():
-        if name not in initializers:
-            raise ParameterError(f"{path}: weight {key!r} names initializer {name!r}, which the graph lacks")
-        params[key] = numpy_helper.to_array(initializers[name]).astype(np.float32)
-    return config, params

@@ -13,13 +13,13 @@ A guided model (``ModelConfig(guided=True)``) takes ``music``, ``guide``,
 graph, the Scan adds the predicted correction to the guide's normalised
 features frame by frame, and the root follows the guide's plus its correction.
 
-The arithmetic mirrors :class:`choreo.model.network.DanceNet`; a test checks
+The arithmetic mirrors :class:`engines.network.dance_net.DanceNet`; a test checks
 the two agree within 1e-4.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -27,60 +27,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from choreo.errors import ParameterError
-from choreo.model.config import (
-    GUIDE_FEATURES,
-    N_JOINTS,
-    POSE_DIM,
-    ROOT_DIM,
-    ModelConfig,
-    param_shapes,
-)
+from engines.network.config import GUIDE_FEATURES, N_JOINTS, POSE_DIM, ROOT_DIM, ModelConfig, param_shapes
+from engines.network.quat_pick import quat_pick_matrix
 
-__all__ = ["OPSET", "build_model", "quat_pick_matrix", "sixd_to_axis_angle_model"]
+__all__ = ["OPSET", "build_model", "sixd_to_axis_angle_model"]
 
 OPSET = 17
 FLOAT = TensorProto.FLOAT
-SMALL_ANGLE = 1e-4  # as choreo.model.network.SMALL_ANGLE
-
-
-def quat_pick_matrix() -> tuple[np.ndarray, np.ndarray]:
-    """Linear map from a row-major rotation matrix ``[9]`` to the 4x4 matrix ``K`` (flattened ``[16]``).
-
-    Row ``k`` of ``K`` equals ``4 q_k (w, x, y, z)``; the row with the largest
-    diagonal entry gives the quaternion with the best conditioning
-    (Shepperd's method). Returns ``(A [9, 16], c [16])`` with ``K = R @ A + c``.
-    """
-    a = np.zeros((9, 16))
-    c = np.zeros(16)
-
-    def r(i: int, j: int) -> int:
-        return 3 * i + j
-
-    def put(row: int, col: int, terms: Sequence[tuple[int, float]], const: float = 0.0) -> None:
-        for idx, sign in terms:
-            a[idx, 4 * row + col] += sign
-        c[4 * row + col] += const
-
-    diag = {
-        0: [(r(0, 0), 1), (r(1, 1), 1), (r(2, 2), 1)],
-        1: [(r(0, 0), 1), (r(1, 1), -1), (r(2, 2), -1)],
-        2: [(r(0, 0), -1), (r(1, 1), 1), (r(2, 2), -1)],
-        3: [(r(0, 0), -1), (r(1, 1), -1), (r(2, 2), 1)],
-    }
-    off = {
-        (0, 1): [(r(2, 1), 1), (r(1, 2), -1)],
-        (0, 2): [(r(0, 2), 1), (r(2, 0), -1)],
-        (0, 3): [(r(1, 0), 1), (r(0, 1), -1)],
-        (1, 2): [(r(0, 1), 1), (r(1, 0), 1)],
-        (1, 3): [(r(0, 2), 1), (r(2, 0), 1)],
-        (2, 3): [(r(1, 2), 1), (r(2, 1), 1)],
-    }
-    for k, terms in diag.items():
-        put(k, k, terms, 1.0)
-    for (i, j), terms in off.items():
-        put(i, j, terms)
-        put(j, i, terms)
-    return a.astype(np.float32), c.astype(np.float32)
+SMALL_ANGLE = 1e-4  # as engines.network.dance_net.SMALL_ANGLE
 
 
 class _Graph:
@@ -416,7 +370,7 @@ def build_model(
     Parameters
     ----------
     config : sizes and constants
-    params : weights and normalisation constants laid out by :func:`~choreo.model.config.param_shapes`
+    params : weights and normalisation constants laid out by :func:`~engines.network.config.param_shapes`
     metadata : ``metadata_props`` (see :meth:`engines.base.ModelSpec.to_metadata`)
     """
     shapes = param_shapes(config)

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from choreo.model.config import GUIDE_FEATURES
 from choreo.model.losses import FOOT_JOINTS, ForwardKinematics, contact_mask, rotate_heading, world_joints
-from choreo.model.network import DanceNet
+from engines.network.config import GUIDE_FEATURES
+from engines.network.dance_net import DanceNet
 
 __all__ = ["JunctionWindows", "heading_yaw", "inertialization_losses", "make_junctions"]
 

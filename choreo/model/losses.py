@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import torch
 
-from choreo.model.config import N_JOINTS, POSE_DIM
-from choreo.model.network import sixd_to_matrix
 from choreo.motion.skeleton import SMPL
+from engines.network.config import N_JOINTS, POSE_DIM
+from engines.network.dance_net import sixd_to_matrix
 
 __all__ = ["FOOT_JOINTS", "ForwardKinematics", "contact_mask", "dance_losses", "rotate_heading"]
 

@@ -39,11 +39,12 @@ import torch
 
 from choreo.errors import ParameterError
 from choreo.files import atomic_path
-from choreo.model.config import GUIDE_FEATURES, ModelConfig
 from choreo.model.data import DanceSet, load_split, normalisation_stats
 from choreo.model.inertialization import inertialization_losses, make_junctions
 from choreo.model.losses import ForwardKinematics, dance_losses, rotate_heading, world_joints
-from choreo.model.network import DanceNet, PosteriorEncoder, soft_clamp
+from choreo.model.posterior import PosteriorEncoder
+from engines.network.config import GUIDE_FEATURES, ModelConfig
+from engines.network.dance_net import DanceNet, soft_clamp
 
 __all__ = ["TrainConfig", "train"]
 

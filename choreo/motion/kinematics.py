@@ -7,7 +7,7 @@ import numpy as np
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat
 
-__all__ = ["chain_kinematics", "global_rotations", "joint_positions"]
+__all__ = ["chain_kinematics", "facing_angle", "global_rotations", "joint_positions"]
 
 
 def global_rotations(motion: Motion) -> np.ndarray:
@@ -64,3 +64,12 @@ def chain_kinematics(motion: Motion, joints: np.ndarray | list[int]) -> tuple[np
             position[joint] = position[parent] + world[parent] @ skeleton.offsets[joint]
     picked = [int(j) for j in joints]
     return np.stack([position[j] for j in picked], axis=1), np.stack([world[j] for j in picked], axis=1)
+
+
+def facing_angle(motion: Motion) -> np.ndarray:
+    """Heading of the body about +Y per frame, radians (0 = facing +Z), from the hips."""
+    pos = joint_positions(motion)
+    skeleton = motion.skeleton
+    lateral = pos[:, skeleton.index("left_hip")] - pos[:, skeleton.index("right_hip")]
+    forward = np.cross(lateral, [0.0, 1.0, 0.0])
+    return np.arctan2(forward[:, 0], forward[:, 2])

@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.motion.motion import Motion
-from choreo.postprocess.contacts import (
+from choreo.motion.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     HORIZONTAL_AXES,
     TOE_CONTACT_HEIGHT_M,
     foot_positions,
     point_contacts,
 )
+from choreo.motion.motion import Motion
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 
 __all__ = ["PIN_CONTACT_SPEED_M_S", "pin_feet"]

@@ -1,7 +1,7 @@
 """Feet on the floor and out of it: a vertical root correction.
 
 The lowest point under the feet (each foot point's joint height minus its sole
-clearance, see :func:`~choreo.postprocess.contacts.sole_clearance_m`) is put
+clearance, see :func:`~choreo.motion.contacts.sole_clearance_m`) is put
 on the floor, y = 0, in every frame where a foot is in contact, and never
 below it. Between contacts (jumps, kicks) the correction is interpolated, so
 the flight keeps its own shape. No other joint centre goes below the floor
@@ -14,9 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
-from choreo.motion.kinematics import joint_positions
-from choreo.motion.motion import Motion
-from choreo.postprocess.contacts import (
+from choreo.motion.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     TOE_CONTACT_HEIGHT_M,
     UP_AXIS,
@@ -26,6 +24,8 @@ from choreo.postprocess.contacts import (
     point_contacts,
     sole_clearance_m,
 )
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 
 __all__ = ["GROUND_CONTACT_SPEED_M_S", "align_floor", "floor_offset_m", "ground_feet", "sole_heights_m"]

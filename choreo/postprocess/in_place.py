@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from choreo.motion.contacts import HORIZONTAL_AXES
 from choreo.motion.motion import Motion
-from choreo.postprocess.contacts import HORIZONTAL_AXES
 
 __all__ = ["in_place"]
 

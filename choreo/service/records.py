@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from choreo.choreography.library import shipped_library_sha256
+from choreo.contracts.choices import AUTO, DANCE_FORMATS, STYLES
+from choreo.contracts.options import RenderOptions
 from choreo.errors import ParameterError
-from choreo.options import DANCE_FORMATS, RenderOptions
-from choreo.styles import AUTO, STYLES
+from choreo.models import shipped_library_sha256
 
 __all__ = [
     "ACTIVE_STATES",

@@ -12,12 +12,12 @@ import re
 from pathlib import PurePosixPath
 from typing import cast
 
+from choreo.contracts.choices import AUDIO_EXTENSIONS
 from choreo.errors import AudioError, ParameterError
 from choreo.service.context import ServiceContext
 from choreo.service.records import TrackRecord, song_key, team_track_key
 
 __all__ = [
-    "AUDIO_EXTENSIONS",
     "SHA256_PATTERN",
     "check_audio_head",
     "delete_track",
@@ -30,8 +30,6 @@ __all__ = [
 ]
 
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
-
-AUDIO_EXTENSIONS = ("mp3", "ogg", "opus", "oga", "wav", "flac", "m4a", "aac")
 
 
 def extension_of(filename: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from choreo.contracts.provenance import Provenance, generator_name
 from exporters.fbx.binary import CREATION_TIME, FBX_VERSION, FILE_ID
 from exporters.fbx.nodes import FbxNode, i32, i64, raw
 from exporters.fbx.properties import (
@@ -26,7 +27,6 @@ from exporters.fbx.properties import (
     properties70,
 )
 from exporters.fbx.timing import time_mode
-from exporters.provenance import Provenance, generator_name
 
 __all__ = ["FbxScene", "SceneSettings", "object_name"]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from choreo.contracts.provenance import Provenance
 from choreo.errors import ExportError, ParameterError
 from choreo.files import write_atomically
 from choreo.motion.motion import Motion
@@ -23,7 +24,6 @@ from exporters.fbx.binary import encode_fbx
 from exporters.fbx.scene import FbxScene, SceneSettings
 from exporters.fbx.skeleton import add_skeleton
 from exporters.fbx.skin import add_skinned_figure
-from exporters.provenance import Provenance
 from exporters.rigs import Rig, get_rig, units_scale
 
 __all__ = ["fbx_document", "write_fbx"]

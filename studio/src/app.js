@@ -11,6 +11,7 @@ import { buildOptionsForm, uploadAndRender } from './upload.js';
 const $ = (id) => document.getElementById(id);
 const banner = $('banner');
 let optionFields = [];
+let audioExtensions = [];
 let readOptions = () => ({});
 let board = null;
 let player = null;
@@ -79,7 +80,9 @@ async function signIn(key) {
 
 async function loadOptions() {
   try {
-    optionFields = (await api('GET', '/v1/options', { key: null })).fields;
+    const options = await api('GET', '/v1/options', { key: null });
+    optionFields = options.fields;
+    audioExtensions = options.audio_extensions;
     readOptions = buildOptionsForm($('options-fields'), optionFields);
   } catch (err) {
     $('options-fields').textContent = `The render options could not be loaded: ${err.message}`;
@@ -90,7 +93,7 @@ function setUpUpload() {
   const drop = $('drop');
   const send = (files) => {
     if (!files.length) return;
-    uploadAndRender([...files], { list: $('upload-list'), readOptions, key: session.key, onSubmitted: () => board?.start() });
+    uploadAndRender([...files], { list: $('upload-list'), readOptions, audioExtensions, key: session.key, onSubmitted: () => board?.start() });
   };
   drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));

@@ -3,8 +3,6 @@
 // batch (album) of jobs for the songs of one drop.
 import { api, ApiError, plainWords, sendWithProgress, xhrError } from './api.js';
 
-const AUDIO_EXTENSIONS = ['mp3', 'ogg', 'opus', 'oga', 'wav', 'flac', 'm4a', 'aac'];
-
 /** Fill `container` with one input per job option; returns a function reading the chosen options. */
 export function buildOptionsForm(container, fields) {
   container.replaceChildren();
@@ -97,15 +95,16 @@ function row(list, file) {
 
 /**
  * Upload the dropped songs one after another, then render all that arrived as one batch.
- * Rejected files say why in their row; the others go on.
+ * Rejected files say why in their row; the others go on. `audioExtensions` are the song formats the
+ * service accepts (GET /v1/options).
  */
-export async function uploadAndRender(files, { list, readOptions, key, onSubmitted }) {
+export async function uploadAndRender(files, { list, readOptions, audioExtensions, key, onSubmitted }) {
   const tracks = [];
   for (const file of files) {
     const view = row(list, file);
     const ext = file.name.includes('.') ? file.name.split('.').pop().toLowerCase() : '';
-    if (!AUDIO_EXTENSIONS.includes(ext)) {
-      view.msg.textContent = `Rejected: .${ext || '(none)'} is not a song format this service reads (${AUDIO_EXTENSIONS.join(', ')}).`;
+    if (!audioExtensions.includes(ext)) {
+      view.msg.textContent = `Rejected: .${ext || '(none)'} is not a song format this service reads (${audioExtensions.join(', ')}).`;
       view.li.classList.add('error');
       continue;
     }

@@ -12,15 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from choreo.audio import (
-    FEATURE_DIM,
-    MusicFeatures,
-    analyze_song,
-    extract_features,
-    feature_sr,
-    frames_for_duration,
-    load_audio,
-)
+from choreo.audio import FEATURE_DIM, MusicFeatures, analyze_song, extract_features, feature_sr, load_audio
 from choreo.audio.music_features import (
     BEAT_COLUMN,
     CHROMA_COLUMNS,
@@ -28,6 +20,7 @@ from choreo.audio.music_features import (
     ONSET_ENVELOPE_COLUMN,
     ONSET_PEAK_COLUMN,
 )
+from choreo.contracts.timing import frames_for_duration
 from choreo.errors import AudioError, ParameterError
 
 from .conftest import ClickWriter, click_track, pop_bars

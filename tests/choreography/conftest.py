@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from choreo.choreography.library import PhraseLibrary, build_library, load_library
-from choreo.choreography.sources import read_clips
+from choreo.mocap.library_clips import read_clips
 
 CLIPS = {
     "cmu_05_modern": ("05_02.bvh", "05_04.bvh", "05_12.bvh"),

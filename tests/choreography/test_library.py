@@ -10,7 +10,6 @@ import pytest
 
 from choreo.choreography.library import (
     LIBRARY_FPS,
-    SHIPPED_LIBRARY,
     LibraryClip,
     PhraseLibrary,
     build_library,
@@ -18,14 +17,15 @@ from choreo.choreography.library import (
     shipped_library,
 )
 from choreo.choreography.phrases import PHRASE_BEATS
-from choreo.choreography.sources import read_clips
 from choreo.choreography.warp import STOP_STRETCH_TOLERANCE
 from choreo.cli.main import main
 from choreo.errors import ParameterError
 from choreo.mocap.dataset import CMU_CREDIT, retargeted_dance
+from choreo.mocap.library_clips import read_clips
+from choreo.models import SHIPPED_LIBRARY
+from choreo.motion.contacts import airborne_frames
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.resample import resample
-from choreo.postprocess.contacts import airborne_frames
 from exporters.bvh import write_bvh
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from choreo.choreography.guide import build_guide
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, shipped_library
-from choreo.choreography.plan import Plan
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS, PlannerWeights, plan_dance
+from choreo.choreography.style_choice import MIN_SOURCE_S_PER_MIN, choose_style
+from choreo.contracts.plan import Plan
 from choreo.errors import ParameterError
-from choreo.pipeline import MIN_SOURCE_S_PER_MIN, blend_style
 
 
 @dataclass(frozen=True)
@@ -248,9 +248,9 @@ def test_a_long_song_spreads_over_the_library_before_dancing_a_second_again(libr
 
 def test_auto_passes_over_a_style_too_small_for_a_long_song(library: PhraseLibrary) -> None:
     minutes = {name: c["minutes"] for name, c in library.coverage().items()}
-    assert blend_style("auto", 160.0, library, 180.0) == "breakdance"
+    assert choose_style("auto", 160.0, library, 180.0).style == "breakdance"
     long_s = 60.0 * 60.0 * minutes["breakdance"] / MIN_SOURCE_S_PER_MIN + 60.0  # a minute too long for it
-    chosen = blend_style("auto", 160.0, library, long_s)
+    chosen = choose_style("auto", 160.0, library, long_s).style
     assert chosen != "breakdance" and minutes[chosen] * 60.0 >= MIN_SOURCE_S_PER_MIN * long_s / 60.0
-    assert blend_style("auto", 160.0, library, 14 * 60.0) == "salsa"  # the only style with 280 s
-    assert blend_style("breakdance", 160.0, library, 14 * 60.0) == "breakdance"  # asked for: kept
+    assert choose_style("auto", 160.0, library, 14 * 60.0).style == "salsa"  # the only style with 280 s
+    assert choose_style("breakdance", 160.0, library, 14 * 60.0).style == "breakdance"  # asked for: kept

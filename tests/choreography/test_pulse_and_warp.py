@@ -8,7 +8,7 @@ import pytest
 from choreo.choreography.pulse import estimate_pulse
 from choreo.choreography.warp import AIRBORNE_STRETCH, beat_warp, limit_airborne_stretch
 from choreo.errors import ParameterError
-from choreo.metrics.beat_align import speed_minima
+from choreo.motion.stops import speed_minima
 
 
 @pytest.mark.parametrize("period_s", [0.45, 0.6, 0.8])

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from engines.base import ModelSpec
+from choreo.contracts.model_spec import ModelSpec
 
 __all__ = ["BACKEND_FACTORIES", "backend_skip_reason", "make_inputs", "to_numpy_state"]
 

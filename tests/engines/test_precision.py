@@ -67,7 +67,7 @@ def test_fp16_keeps_float32_io_and_runs_the_loop_products_in_fp16(which, tiny_mo
 
 
 def _spec(model):
-    from engines.base import ModelSpec
+    from choreo.contracts.model_spec import ModelSpec
 
     return ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
 

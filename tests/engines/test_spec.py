@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from tiny_engine_model import tiny_spec
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
-from engines.base import ModelSpec, check_chunk
+from engines.base import check_chunk
 from engines.runner import input_columns
 
 GUIDE_INPUTS = (("music", 35), ("guide", 75), ("junction", 2), ("latent", 8))

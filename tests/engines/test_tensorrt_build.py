@@ -13,7 +13,8 @@ from engine_testkit import STYLED_MODEL, make_inputs
 from pydantic import ValidationError
 from tiny_engine_model import tiny_spec
 
-from engines.base import STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec
+from choreo.contracts.model_spec import ModelSpec
+from engines.base import STATE_IN_PREFIX, STATE_OUT_PREFIX
 from engines.settings import EngineSettings, ShapeProfile
 from engines.tensorrt_build import (
     EngineBuildError,

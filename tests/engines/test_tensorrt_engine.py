@@ -12,8 +12,9 @@ import onnx
 import pytest
 from engine_testkit import STYLED_MODEL, make_inputs, to_numpy_state
 
+from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
-from engines.base import POSES_OUTPUT, ModelSpec
+from engines.base import POSES_OUTPUT
 from engines.registry import BACKENDS
 from engines.settings import EngineSettings
 from engines.tensorrt_engine import RuntimeCacheFile, engine_tensor_names, slot_buffer_floats

@@ -1,6 +1,6 @@
 """A small ONNX chunk model with the engine contract, built in code for tests.
 
-It is the dance network itself (:class:`choreo.model.network.DanceNet`) at a
+It is the dance network itself (:class:`engines.network.dance_net.DanceNet`) at a
 small size with untrained weights, exported by
 :func:`choreo.model.export.export_onnx`: the same graph as the shipped model
 (an ONNX ``Scan`` over the frames of a chunk, ``state_in_*`` / ``state_out_*``
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from choreo.model.config import ModelConfig
+from choreo.contracts.model_spec import ModelSpec
 from choreo.model.export import export_onnx, untrained_params
-from engines.base import ModelSpec
+from engines.network.config import ModelConfig
 
 __all__ = ["STYLES", "build_tiny_model", "tiny_spec"]
 

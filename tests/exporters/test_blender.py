@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
+from choreo.contracts.choices import RIGS
 from choreo.motion.kinematics import global_rotations, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, aa_to_quat, mat_to_aa, quat_slerp, quat_to_aa
@@ -34,7 +35,7 @@ from exporters.bvh import write_bvh
 from exporters.fbx import write_fbx
 from exporters.gltf import write_glb
 from exporters.mannequin import build_mannequin
-from exporters.rigs import RIG_NAMES, get_rig, units_scale
+from exporters.rigs import get_rig, units_scale
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BLENDER_VENV = REPO_ROOT / ".blender-venv"
@@ -180,7 +181,7 @@ def check_skin(report: dict, motion: Motion, frames: np.ndarray) -> None:
         assert distance < TOLERANCE_M, f"mesh at motion frame {frame} is {distance * 1000:.2f} mm off"
 
 
-@pytest.mark.parametrize("rig", RIG_NAMES)
+@pytest.mark.parametrize("rig", RIGS)
 @pytest.mark.parametrize("fps", [30, 60])
 def test_blender_imports_glb(
     blender_python: Path, tmp_path: Path, rng: np.random.Generator, fps: int, rig: str
@@ -248,9 +249,9 @@ def test_blender_interpolates_glb_between_keys(
     jobs = [
         {"path": str(write_glb(motion, tmp_path / f"{rig}.glb", rig=rig)), "format": "glb", "fps": 30,
          "frames": (frames + 0.5).tolist()}
-        for rig in RIG_NAMES
+        for rig in RIGS
     ]  # fmt: skip
-    for rig, report in zip(RIG_NAMES, run_probe(blender_python, jobs, tmp_path), strict=True):
+    for rig, report in zip(RIGS, run_probe(blender_python, jobs, tmp_path), strict=True):
         check_heads(report, halfway, np.arange(len(frames)), get_rig(rig).joint_names)
 
 

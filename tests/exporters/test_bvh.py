@@ -16,15 +16,15 @@ from test_bvh_fbx_support import (
     random_dance,
 )
 
+from choreo.contracts.choices import RIGS, SUPPORTED_FPS
+from choreo.contracts.provenance import Provenance
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import EULER_ORDERS, aa_to_mat
-from choreo.options import SUPPORTED_FPS
 from exporters.bvh import bvh_text, read_bvh_motion, write_bvh
-from exporters.provenance import Provenance
-from exporters.rigs import RIG_NAMES, get_rig, units_scale
+from exporters.rigs import get_rig, units_scale
 
 ROUND_TRIP_RAD = 1e-4
 
@@ -43,7 +43,7 @@ def expected_assimp_nodes(rig_name: str) -> set[str]:
 
 
 @pytest.mark.parametrize("fps", SUPPORTED_FPS)
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 @pytest.mark.parametrize("units", ["m", "cm"])
 def test_round_trip_keeps_rotations_and_translation(
     fps: int, rig_name: str, units: str, rng, tmp_path
@@ -140,7 +140,7 @@ def test_reader_rejects_files_that_are_not_choreo_dances(tmp_path) -> None:
 
 @needs_assimp
 @pytest.mark.parametrize("fps", SUPPORTED_FPS)
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 @pytest.mark.parametrize("units", ["m", "cm"])
 def test_assimp_reads_joints_and_duration(fps: int, rig_name: str, units: str, rng, tmp_path) -> None:
     motion = random_dance(rng, 2.0, fps)
@@ -155,7 +155,7 @@ def test_assimp_reads_joints_and_duration(fps: int, rig_name: str, units: str, r
 
 
 @needs_assimp
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 def test_assimp_sees_the_same_joint_positions(rig_name: str, rng, tmp_path) -> None:
     motion = random_dance(rng, 1.0, 30)
     path = write_bvh(motion, tmp_path / "dance.bvh", rig=rig_name)

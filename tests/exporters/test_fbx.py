@@ -16,17 +16,17 @@ from test_bvh_fbx_support import (
     random_dance,
 )
 
+from choreo.contracts.choices import RIGS, SUPPORTED_FPS
+from choreo.contracts.provenance import Provenance
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import euler_to_mat, quat_to_mat
-from choreo.options import SUPPORTED_FPS
 from exporters.fbx import write_fbx
 from exporters.fbx.binary import CREATION_TIME, FILE_ID, decode_fbx, encode_fbx, read_fbx
 from exporters.fbx.nodes import FbxNode
 from exporters.fbx.timing import TICKS_PER_SECOND
-from exporters.provenance import Provenance
-from exporters.rigs import RIG_NAMES, get_rig, units_scale
+from exporters.rigs import get_rig, units_scale
 
 TOP_LEVEL = [
     "FBXHeaderExtension",
@@ -150,7 +150,7 @@ def test_definitions_count_the_objects_and_connections_are_consistent(skinned: b
     assert actual["AnimationCurveNode"] == 25 and actual["AnimationCurve"] == 75
 
 
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 def test_hierarchy_and_rest_transforms(rig_name: str, rng, tmp_path) -> None:
     rig = get_rig(rig_name)
     scene = Scene(write_fbx(random_dance(rng, 1.0, 30), tmp_path / "dance.fbx", rig=rig_name))
@@ -173,7 +173,7 @@ def test_hierarchy_and_rest_transforms(rig_name: str, rng, tmp_path) -> None:
         assert angle_between(fbx_rotation(np.array(p["Lcl Rotation"])), rest[j]) < 1e-6
 
 
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 @pytest.mark.parametrize("fps", [24, 60])
 def test_curves_hold_the_dance(rig_name: str, fps: int, rng, tmp_path) -> None:
     motion = random_dance(rng, 3.0, fps, spin_turns=2.0)
@@ -256,7 +256,7 @@ def test_provenance_is_in_the_scene_info(rng, tmp_path) -> None:
     assert info.find("MetaData").find("Revision").values() == ["choreo-test-1"]
 
 
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 def test_skin_binds_the_mannequin_to_the_bones(rig_name: str, rng, tmp_path) -> None:
     rig = get_rig(rig_name)
     scene = Scene(write_fbx(random_dance(rng, 1.0, 30), tmp_path / "dance.fbx", rig=rig_name))
@@ -316,7 +316,7 @@ def test_bad_input_gives_clear_errors(rng, tmp_path) -> None:
 
 @needs_assimp
 @pytest.mark.parametrize("fps", SUPPORTED_FPS)
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 @pytest.mark.parametrize(("units", "skinned"), [("m", True), ("cm", False)])
 def test_assimp_reads_bones_and_animation(
     fps: int, rig_name: str, units: str, skinned: bool, rng, tmp_path

@@ -7,10 +7,10 @@ import json
 import pytest
 from test_bvh_fbx_support import random_dance
 
+from choreo.contracts.provenance import Provenance, generator_name
 from choreo.errors import ParameterError
 from exporters.fbx.binary import read_fbx
 from exporters.fbx.writer import write_fbx
-from exporters.provenance import Provenance, generator_name
 
 SHA = "ab" * 32
 CMU = "The data used in this project was obtained from mocap.cs.cmu.edu."

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from choreo.contracts.provenance import Provenance
 from choreo.errors import ExportError, ParameterError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, aa_to_quat, mat_to_aa, quat_slerp, quat_to_aa, quat_to_mat
 from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 from exporters.gltf import GLB_RIGS, write_glb
-from exporters.provenance import Provenance
 from exporters.rigs import MIXAMO_NAMES, get_rig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -7,11 +7,12 @@ import pytest
 from scipy.spatial.transform import Rotation
 from test_bvh_fbx_support import random_dance
 
+from choreo.contracts.choices import RIGS
 from choreo.errors import ParameterError
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.rotations import EULER_ORDERS, aa_to_mat, euler_to_mat, quat_to_mat
 from choreo.motion.skeleton import JOINT_NAMES, SMPL, Skeleton
-from exporters.rigs import MIXAMO_NAMES, RIG_NAMES, continuous_euler, get_rig, units_scale
+from exporters.rigs import MIXAMO_NAMES, continuous_euler, get_rig, units_scale
 
 
 def _rig_fk(rig, motion, quats: np.ndarray) -> np.ndarray:
@@ -41,7 +42,7 @@ def test_rig_names_and_defaults() -> None:
     assert len(set(mixamo.joint_names)) == 24
     assert mixamo.joint_names[SMPL.index("left_elbow")] == "mixamorig:LeftForeArm"
     assert set(MIXAMO_NAMES) == set(JOINT_NAMES)
-    assert RIG_NAMES == ("smpl", "mixamo")
+    assert RIGS == ("smpl", "mixamo")
 
 
 def test_unknown_rig_and_units_are_rejected() -> None:
@@ -74,7 +75,7 @@ def test_mixamo_bones_point_along_local_y() -> None:
     )
 
 
-@pytest.mark.parametrize("rig_name", RIG_NAMES)
+@pytest.mark.parametrize("rig_name", RIGS)
 def test_rig_rotations_keep_every_joint_where_the_motion_puts_it(rig_name: str, rng) -> None:
     motion = random_dance(rng, 2.0, 30)
     rig = get_rig(rig_name)

@@ -257,3 +257,12 @@ def test_a_chorus_danced_alike_each_time_is_consistent() -> None:
     assert 0.8 < ignoring < 1.25
     assert structure_consistency(np.concatenate(chunks), starts, np.zeros(labels.size), fps=FPS) is None
     assert structure_consistency(np.concatenate(chunks), starts, np.arange(labels.size), fps=FPS) is None
+
+
+def test_the_planner_avoids_what_the_stall_measure_counts() -> None:
+    """The library's held poses and the planner's quiet bars are the stall measure's own thresholds."""
+    from choreo.choreography.library import HELD_POSE_FRACTION
+    from choreo.choreography.planner import QUIET_BAR_FRACTION
+    from choreo.metrics.stalls import MUSIC_HOLD_FRACTION, STALL_FRACTION
+
+    assert (HELD_POSE_FRACTION, QUIET_BAR_FRACTION) == (STALL_FRACTION, MUSIC_HOLD_FRACTION)

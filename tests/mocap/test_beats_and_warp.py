@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.metrics.beat_align import beat_align_score, speed_minima
+from choreo.metrics.beat_align import beat_align_score
 from choreo.mocap.beats import kinematic_beats, mean_joint_speed
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, fit_warp
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.stops import speed_minima
 from tests.mocap.motions import stopping_motion
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.mocap.mirror import mirror
 from choreo.mocap.sampling import sample_at
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.mirror import mirror
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat
 from choreo.motion.skeleton import JOINT_NAMES

@@ -10,9 +10,9 @@ import pytest
 from sheet_checks import figure_above, sheet_panels
 
 from choreo.cli.main import main
+from choreo.contracts.choices import STYLES
 from choreo.mocap.dataset import CMU_CREDIT, HELD_OUT_CLIPS, HELD_OUT_SONGS
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH
-from choreo.styles import STYLES
 
 _TRAIN_CLIPS = (
     "cmu_05_modern/05_03.bvh",

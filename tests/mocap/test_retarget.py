@@ -7,10 +7,10 @@ import pytest
 
 from choreo.errors import ParameterError
 from choreo.mocap.quality import retarget_quality
-from choreo.mocap.retarget import FLOOR_CLEARANCE_M, facing_angle, retarget, source_joint_positions
+from choreo.mocap.retarget import FLOOR_CLEARANCE_M, retarget, source_joint_positions
 from choreo.mocap.rigs import detect_rig
 from choreo.motion.bvh_reader import BvhData
-from choreo.motion.kinematics import joint_positions
+from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import JOINT_NAMES, SMPL
 

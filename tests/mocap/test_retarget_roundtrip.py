@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from choreo.mocap.retarget import facing_angle, retarget
+from choreo.mocap.retarget import retarget
 from choreo.mocap.rigs import SourceRig
 from choreo.motion.bvh_reader import BvhData
-from choreo.motion.kinematics import joint_positions
+from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_euler
 from choreo.motion.skeleton import JOINT_NAMES, SMPL

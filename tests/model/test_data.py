@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.model.config import POSE_DIM
 from choreo.model.data import load_split, normalisation_stats, pose_features
 from choreo.motion.rotations import sixd_to_aa
+from engines.network.config import POSE_DIM
 
 
 def test_pose_features_keep_rotations_height_and_root_motion(rng: np.random.Generator) -> None:

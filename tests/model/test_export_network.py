@@ -6,9 +6,10 @@ import onnx
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.model.config import ModelConfig, param_shapes
-from choreo.model.export import export_onnx, read_network, untrained_params
+from choreo.model.export import export_onnx, untrained_params
 from choreo.models import DEFAULT_MODEL_PATH
+from engines.network.config import ModelConfig, param_shapes
+from engines.network.file import read_network
 
 
 def test_export_then_read_gives_the_config_and_weights_back(tmp_path) -> None:

@@ -6,10 +6,10 @@ import numpy as np
 import onnxruntime as ort
 from scipy.spatial.transform import Rotation
 
-from choreo.model.config import POSE_DIM, ModelConfig, soft_clamp_np
 from choreo.model.export import export_onnx, untrained_params
 from choreo.model.graph import sixd_to_axis_angle_model
 from choreo.motion.rotations import aa_to_sixd
+from engines.network.config import POSE_DIM, ModelConfig, soft_clamp_np
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 
 

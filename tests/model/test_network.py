@@ -11,11 +11,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch not installed: the train extra ('.[train]') is needed")
 
 from choreo.errors import ParameterError  # noqa: E402
-from choreo.model.config import ModelConfig  # noqa: E402
 from choreo.model.data import random_split  # noqa: E402
 from choreo.model.export import export_onnx, export_run, rest_pose_stats  # noqa: E402
-from choreo.model.network import DanceNet  # noqa: E402
 from choreo.model.training import TrainConfig, train  # noqa: E402
+from engines.network.config import ModelConfig  # noqa: E402
+from engines.network.dance_net import DanceNet  # noqa: E402
 from engines.onnxruntime_engine import OnnxRuntimeEngine  # noqa: E402
 
 SMALL = ModelConfig(hidden=48, cond_hidden=32, latent_dim=8)
@@ -284,7 +284,7 @@ def _made_junctions(halflife_s: float | None):
 
 def test_inertialized_made_junctions_continue_the_past_and_settle_on_the_real_motion() -> None:
     """With a half-life the guide keeps going where its past was going, then becomes the real motion."""
-    from choreo.model.config import GUIDE_FEATURES
+    from engines.network.config import GUIDE_FEATURES
 
     raw, smooth = _made_junctions(None), _made_junctions(0.15)
     j = 20

@@ -6,9 +6,10 @@ import numpy as np
 import onnx
 import pytest
 
-from choreo.model.config import POSE_DIM
+from choreo.contracts.model_spec import ModelSpec
 from choreo.models import DEFAULT_MODEL_PATH
-from engines.base import STATE_IN_PREFIX, STATE_OUT_PREFIX, ModelSpec
+from engines.base import STATE_IN_PREFIX, STATE_OUT_PREFIX
+from engines.network.config import POSE_DIM
 from engines.onnxruntime_engine import OnnxRuntimeEngine
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from choreo.postprocess.contacts import FLIGHT_CLEARANCE_M, airborne_frames
+from choreo.motion.contacts import FLIGHT_CLEARANCE_M, airborne_frames
 
 
 def test_a_jump_is_airborne_from_take_off_to_landing_and_tiptoe_is_not() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from choreo.errors import ParameterError
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
+from choreo.motion.contacts import foot_point_indices, foot_positions
 from choreo.postprocess import ground_feet
-from choreo.postprocess.contacts import foot_point_indices, foot_positions
 from choreo.postprocess.ground import align_floor, floor_offset_m, sole_heights_m
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from choreo.errors import ParameterError
 from choreo.motion import Motion, joint_positions
+from choreo.motion.contacts import foot_point_indices, horizontal_speed_m_s
 from choreo.postprocess import in_place, pin_feet
-from choreo.postprocess.contacts import foot_point_indices, horizontal_speed_m_s
 
 
 def test_in_place_zeroes_horizontal_root_motion_and_keeps_height(rng: np.random.Generator) -> None:

@@ -18,8 +18,9 @@ import pytest
 from choreo.audio import MusicFeatures
 from choreo.choreography.blend import BlendRunner
 from choreo.choreography.library import shipped_library
-from choreo.generated import GeneratedMotion
-from choreo.pipeline import choreograph, generate_motion, load_engine, load_runner
+from choreo.contracts.generated import GeneratedMotion
+from choreo.pipeline import choreograph, generate_motion
+from choreo.runners import load_engine, synth_runner
 from choreo.service.jobs import create_job, end_job, get_job
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
 from engines.batcher import SequenceBatcher
@@ -101,7 +102,8 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
         assert steps.prepare(stack.ctx, job.id) == "prepared"
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         assert list(pool.map(lambda j: steps.generate(stack.ctx, j.id, batcher), jobs)) == ["generated"] * 3
-    runner, library = load_runner(), shipped_library()
+    library = shipped_library()
+    runner = synth_runner("model", library)
     for job in jobs:
         features = _features(stack, job.id)
         choreography = choreograph(features, job.options, library)

@@ -1,7 +1,8 @@
 """``RenderOptions``: what to render, one validated model for the command line and the service.
 
-Every option has the default a silent caller gets. The choices are defined
-here once: frame rates, dance and preview formats, rigs and units. The
+Every option has the default a silent caller gets. The choices themselves
+(frame rates, formats, rigs, energy levels, synthesizers) are
+:mod:`choreo.contracts.choices`. The
 service's job options (:class:`choreo.service.records.JobOptions`) are these
 options, narrowed to the formats a worker uploads.
 
@@ -18,35 +19,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from choreo.choreography import ENERGY_LEVELS, SYNTHS
+from choreo.contracts.choices import (
+    AUTO,
+    DANCE_FORMATS,
+    DEFAULT_FPS,
+    ENERGY_LEVELS,
+    PREVIEW_FORMATS,
+    RIGS,
+    STYLES,
+    SUPPORTED_FPS,
+    SYNTHS,
+    Energy,
+    Synth,
+)
 from choreo.errors import ParameterError
-from choreo.styles import AUTO, STYLES
-from exporters.rigs import RIG_NAMES
 
-__all__ = [
-    "DANCE_FORMATS",
-    "DEFAULT_FPS",
-    "PREVIEW_FORMATS",
-    "RIGS",
-    "SUPPORTED_FPS",
-    "RenderOptions",
-]
-
-SUPPORTED_FPS = (24, 25, 30, 50, 60)
-"""Frame rates a dance can be rendered at; the model runs at its native rate and is resampled."""
-
-DEFAULT_FPS = 30
-"""The frame rate when none is asked for."""
-
-DANCE_FORMATS = ("bvh", "fbx", "glb")
-"""Dance file formats, by file extension."""
-
-PREVIEW_FORMATS = ("gif", "mp4")
-"""Previews to judge a dance by eye: ``gif`` a silent stick figure (the first 20 s), ``mp4`` the shaded
-mannequin at 720p with the song (:mod:`choreo.video`; the excerpt of ``video_start_s``/``video_length_s``)."""
-
-RIGS = RIG_NAMES
-"""Joint naming of the written files."""
+__all__ = ["RenderOptions"]
 
 _STYLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
@@ -56,17 +44,18 @@ class RenderOptions(BaseModel):
 
     Parameters
     ----------
-    fps : one of :data:`SUPPORTED_FPS`
-    formats : file extensions from :data:`DANCE_FORMATS` and :data:`PREVIEW_FORMATS`, duplicates dropped
+    fps : one of :data:`~choreo.contracts.choices.SUPPORTED_FPS`
+    formats : file extensions from :data:`~choreo.contracts.choices.DANCE_FORMATS` and
+        :data:`~choreo.contracts.choices.PREVIEW_FORMATS`, duplicates dropped
     seed : 0 <= seed < 2**63; same song, same seed, same dance
     style : ``auto`` (chosen from the tempo) or a style of the phrase library (checked when it plans)
-    rig : one of :data:`RIGS`
+    rig : one of :data:`~choreo.contracts.choices.RIGS`
     units : ``m`` or ``cm``; None means the rig's own (metres for smpl)
     in_place : keep the dancer on the spot (no horizontal root motion)
     video_start_s, video_length_s : the mp4's excerpt, from ``video_start_s`` for ``video_length_s``
         seconds; a length of None renders to the end of the song
-    energy : how big the moves are, from :data:`choreo.choreography.ENERGY_LEVELS` (``auto``: the music)
-    synth : one of :data:`choreo.choreography.SYNTHS`, who performs the plan of real mocap phrases:
+    energy : how big the moves are, from :data:`~choreo.contracts.choices.ENERGY_LEVELS` (``auto``: the music)
+    synth : one of :data:`~choreo.contracts.choices.SYNTHS`, who performs the plan of real mocap phrases:
         ``blend`` joins them (the default), ``model`` is the guided LSTM
     """
 
@@ -83,8 +72,8 @@ class RenderOptions(BaseModel):
     video_length_s: float | None = Field(
         default=30.0, gt=0, description="mp4: the excerpt's length, seconds; unset: to the end of the song."
     )
-    energy: str = Field(default="auto", description=f"How big the moves are: {', '.join(ENERGY_LEVELS)}.")
-    synth: str = Field(
+    energy: Energy = Field(default="auto", description=f"How big the moves are: {', '.join(ENERGY_LEVELS)}.")
+    synth: Synth = Field(
         default="blend",
         description="Who performs the plan: blend (joined phrases) or model (the LSTM).",
     )
@@ -112,16 +101,16 @@ class RenderOptions(BaseModel):
             raise ParameterError(f"style must be a name of letters, digits, - or _, got {style!r}")
         return style
 
-    @field_validator("energy")
+    @field_validator("energy", mode="before")
     @classmethod
-    def _known_energy(cls, energy: str) -> str:
+    def _known_energy(cls, energy: Any) -> Any:
         if energy not in ENERGY_LEVELS:
             raise ParameterError(f"unknown energy {energy!r}; choose one of {', '.join(ENERGY_LEVELS)}")
         return energy
 
-    @field_validator("synth")
+    @field_validator("synth", mode="before")
     @classmethod
-    def _known_synth(cls, synth: str) -> str:
+    def _known_synth(cls, synth: Any) -> Any:
         if synth not in SYNTHS:
             raise ParameterError(f"unknown synthesizer {synth!r}; choose one of {', '.join(SYNTHS)}")
         return synth

@@ -2,7 +2,7 @@
 
 Everything here is plain Python and numpy so that the ONNX graph builder and
 the tests can use it without torch. The torch network
-(:mod:`choreo.model.network`) and the ONNX graph (:mod:`choreo.model.graph`)
+(:mod:`engines.network.dance_net`) and the ONNX graph (:mod:`choreo.model.graph`)
 both read their weights from a flat ``dict[str, np.ndarray]`` laid out by
 :func:`param_shapes`, which is how the two are kept computing the same thing.
 

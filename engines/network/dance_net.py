@@ -1,6 +1,6 @@
 """The dance generator in torch: the same arithmetic as the ONNX chunk graph.
 
-Weights are named and shaped as :func:`choreo.model.config.param_shapes` says,
+Weights are named and shaped as :func:`engines.network.config.param_shapes` says,
 so :meth:`DanceNet.numpy_params` feeds :func:`choreo.model.export.export_onnx`
 directly. Needs the ``train`` extra (torch).
 """
@@ -14,12 +14,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from choreo.model.config import GUIDE_FEATURES, N_JOINTS, POSE_DIM, ModelConfig, param_shapes
+from engines.network.config import GUIDE_FEATURES, N_JOINTS, POSE_DIM, ModelConfig, param_shapes
 
 __all__ = [
     "STAT_NAMES",
     "DanceNet",
-    "PosteriorEncoder",
     "axis_angle_to_sixd",
     "sixd_to_axis_angle",
     "sixd_to_matrix",
@@ -70,7 +69,7 @@ def axis_angle_to_sixd(aa: torch.Tensor) -> torch.Tensor:
 @functools.lru_cache(maxsize=16)
 def _quat_pick(device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """The quaternion pick matrices on ``device``, made once (no host copy inside a CUDA graph capture)."""
-    from choreo.model.graph import quat_pick_matrix
+    from engines.network.quat_pick import quat_pick_matrix
 
     a, c = quat_pick_matrix()
     return torch.from_numpy(a).to(device, dtype), torch.from_numpy(c).to(device, dtype)
@@ -103,7 +102,7 @@ class DanceNet(nn.Module):
     ground-truth feedback during training.
     """
 
-    # Registered by name from :func:`~choreo.model.config.param_shapes` (the export's names).
+    # Registered by name from :func:`~engines.network.config.param_shapes` (the export's names).
     music_mean: torch.Tensor
     music_std: torch.Tensor
     pose_mean: torch.Tensor
@@ -331,23 +330,3 @@ class DanceNet(nn.Module):
         out = {n: p.detach().cpu().numpy().astype(np.float32) for n, p in self.named_parameters()}
         out.update({n: getattr(self, n).detach().cpu().numpy().astype(np.float32) for n in STAT_NAMES})
         return out
-
-
-class PosteriorEncoder(nn.Module):
-    """Training-only: infers the latent noise that explains a ground-truth dance.
-
-    A bidirectional GRU over the normalised pose features and music gives a
-    Gaussian per frame over the i.i.d. latent; the KL term keeps it close to
-    the standard normal the seed supplies at generation time.
-    """
-
-    def __init__(self, config: ModelConfig, hidden: int = 128) -> None:
-        super().__init__()
-        self.gru = nn.GRU(POSE_DIM + 35, hidden, batch_first=True, bidirectional=True)
-        self.head = nn.Linear(2 * hidden, 2 * config.latent_dim)
-
-    def forward(self, pose: torch.Tensor, music: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and log-variance ``[B, T, Z]`` each."""
-        hidden, _ = self.gru(torch.cat([pose, music], dim=-1))
-        mean, logvar = self.head(hidden).chunk(2, dim=-1)
-        return mean, logvar.clamp(-8.0, 4.0)

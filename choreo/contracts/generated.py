@@ -16,10 +16,10 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from choreo.audio import SongTiming
+from choreo.contracts.provenance import Provenance
+from choreo.contracts.timing import SongTiming
 from choreo.errors import ParameterError
 from choreo.motion import Motion
-from exporters.provenance import Provenance
 
 __all__ = ["GeneratedMotion"]
 

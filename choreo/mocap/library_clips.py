@@ -1,4 +1,4 @@
-"""Read BVH folders into library clips: one style per folder, one credit line per folder.
+"""Read BVH folders into phrase-library clips: one style per folder, one credit line per folder.
 
 A folder's style is its name (the shipped CMU folders map to their dance
 families through :data:`choreo.mocap.dataset.FOLDER_STYLES`). Its credit line

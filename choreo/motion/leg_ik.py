@@ -1,0 +1,219 @@
+"""Two-bone leg IK: bend the legs so that the ankles reach their targets.
+
+The knee turns about its hinge until the hip-to-ankle distance is the target's
+(eased near full reach, so the knee never snaps straight), the hip is re-aimed
+at the target, and the ankle keeps its world orientation or turns towards a
+given one. The post-processing holds planted feet on the floor with it
+(:mod:`choreo.postprocess.leg_ik`) and the guide holds a foot planted across a
+junction (:mod:`choreo.choreography.inertialize`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from choreo.errors import ParameterError
+from choreo.motion.kinematics import chain_kinematics
+from choreo.motion.motion import Motion
+from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_slerp, quat_to_mat
+
+__all__ = [
+    "ANKLE_COLUMNS",
+    "LEG_CHAINS",
+    "MIN_CORRECTION_M",
+    "SOFT_REACH_M",
+    "leg_kinematics",
+    "place_ankles",
+    "solve_legs",
+]
+
+LEG_CHAINS: tuple[tuple[str, str, str], ...] = (
+    ("left_hip", "left_knee", "left_ankle"),
+    ("right_hip", "right_knee", "right_ankle"),
+)
+"""Hip, knee and ankle of each leg, left first (the order of the foot points)."""
+
+SOFT_REACH_M = 0.03
+"""Within this of full reach the solved hip-to-ankle distance eases towards it instead of meeting it."""
+
+_MAX_BEND_RAD = np.deg2rad(150.0)
+_HINGE_AXIS = np.array([1.0, 0.0, 0.0])
+MIN_CORRECTION_M = 1e-9
+"""A target closer than this to where the ankle is counts as reached: the leg is left alone."""
+ANKLE_COLUMNS = [3, 7]
+"""The ankles' columns in :func:`leg_kinematics`."""
+
+
+def place_ankles(
+    motion: Motion, targets: np.ndarray, weights: np.ndarray, orientations: np.ndarray | None = None
+) -> Motion:
+    """Bend the legs so that each ankle moves towards its target (and its orientation).
+
+    Parameters
+    ----------
+    motion : the motion; left untouched
+    targets : np.ndarray [shape=(frames, 2, 3)], metres, where the left and the right
+        ankle (the order of :data:`LEG_CHAINS`) should be
+    weights : np.ndarray [shape=(frames, 2)], 0 to 1: 0 leaves a leg as it is, 1 puts
+        its ankle on the target as far as the leg reaches, between them the ankle
+        goes that share of the way
+    orientations : np.ndarray [shape=(frames, 2, 3, 3)], world rotations the ankles turn
+        towards by the same weights (slerp); None keeps each ankle's own, so the foot does not tilt
+
+    Returns
+    -------
+    Motion
+        A new motion with new hip, knee and ankle rotations where a weight is
+        above zero; the root and every other joint are unchanged.
+    """
+    n = motion.n_frames
+    if targets.shape != (n, 2, 3) or weights.shape != (n, 2):
+        raise ParameterError(
+            f"targets {targets.shape} and weights {weights.shape} must be ({n}, 2, 3) and ({n}, 2)"
+        )
+    if orientations is not None and orientations.shape != (n, 2, 3, 3):
+        raise ParameterError(f"orientations {orientations.shape} must be ({n}, 2, 3, 3)")
+    legs = leg_kinematics(motion)
+    ankles = legs[0][:, ANKLE_COLUMNS]
+    w = np.clip(weights, 0.0, 1.0)
+    moved = ankles + w[..., None] * (targets - ankles)
+    active = weights > 0
+    if orientations is None:
+        active &= np.linalg.norm(moved - ankles, axis=-1) > MIN_CORRECTION_M
+    else:
+        own = mat_to_quat(legs[1][:, ANKLE_COLUMNS])
+        turned = quat_to_mat(quat_slerp(own, mat_to_quat(orientations), w))
+        legs = (legs[0], legs[1].copy())
+        legs[1][:, ANKLE_COLUMNS] = turned
+    return motion.replace(
+        root_translation=motion.root_translation.copy(),
+        rotations=solve_legs(motion, legs, moved, active),
+    )
+
+
+def leg_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``[frames, 8, 3]`` and rotations ``[frames, 8, 3, 3]`` of each leg's
+    hip parent, hip, knee and ankle (left leg first), by forward kinematics along the legs only."""
+    skeleton = motion.skeleton
+    joints = []
+    for names in LEG_CHAINS:
+        hip = skeleton.index(names[0])
+        joints += [skeleton.parents[hip], hip, skeleton.index(names[1]), skeleton.index(names[2])]
+    return chain_kinematics(motion, joints)
+
+
+def solve_legs(
+    motion: Motion, legs: tuple[np.ndarray, np.ndarray], targets: np.ndarray, active: np.ndarray
+) -> np.ndarray:
+    """The motion's rotations with each leg solved onto ``targets [frames, 2, 3]`` where ``active``."""
+    rotations = motion.rotations.astype(np.float64, copy=True)
+    skeleton = motion.skeleton
+    positions, world = legs
+    for leg, names in enumerate(LEG_CHAINS):
+        hip, knee, ankle = (skeleton.index(name) for name in names)
+        frames = np.nonzero(active[:, leg])[0]
+        if frames.size == 0:
+            continue
+        target = targets[frames, leg]
+        c = 4 * leg  # the leg's columns: hip parent, hip, knee, ankle
+        hip_local, knee_local, ankle_local = _two_bone_ik(
+            hip_pos=positions[frames, c + 1],
+            knee_pos=positions[frames, c + 2],
+            ankle_pos=positions[frames, c + 3],
+            target=target,
+            parent_world=world[frames, c],
+            hip_world=world[frames, c + 1],
+            knee_local=aa_to_mat(rotations[frames, knee]),
+            ankle_world=world[frames, c + 3],
+        )
+        rotations[frames, hip] = mat_to_aa(hip_local)
+        rotations[frames, knee] = mat_to_aa(knee_local)
+        rotations[frames, ankle] = mat_to_aa(ankle_local)
+    return rotations
+
+
+def _two_bone_ik(
+    *,
+    hip_pos: np.ndarray,
+    knee_pos: np.ndarray,
+    ankle_pos: np.ndarray,
+    target: np.ndarray,
+    parent_world: np.ndarray,
+    hip_world: np.ndarray,
+    knee_local: np.ndarray,
+    ankle_world: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """New local rotations of hip, knee and ankle, each ``[n, 3, 3]``, putting the ankle on ``target``.
+
+    The knee turns about its hinge (the thigh frame's X axis) to the bend whose
+    hip-to-ankle distance is the target's (eased near full reach, see
+    :func:`_soft_reach`), choosing the flexed solution and at most
+    :data:`_MAX_BEND_RAD` from straight; the hip then turns by the
+    shortest rotation that aims the ankle at the target; the ankle's local
+    rotation is recomputed so its world rotation is ``ankle_world``.
+    """
+    thigh = knee_pos - hip_pos
+    shin = ankle_pos - knee_pos
+    axis = hip_world @ _HINGE_AXIS  # [n, 3], unit: a rotation of a unit vector
+    shin_along = np.sum(shin * axis, axis=1, keepdims=True) * axis
+    shin_across = shin - shin_along
+    # thigh . shin(delta) = p + a cos(delta) + b sin(delta) for the shin turned by delta.
+    p = np.sum(thigh * shin_along, axis=1)
+    a = np.sum(thigh * shin_across, axis=1)
+    b = np.sum(thigh * np.cross(axis, shin_across), axis=1)
+    lengths_sq = np.sum(thigh**2, axis=1) + np.sum(shin**2, axis=1)
+    amplitude = np.maximum(np.hypot(a, b), 1e-12)
+    distance = _soft_reach(
+        np.linalg.norm(target - hip_pos, axis=1),
+        np.linalg.norm(ankle_pos - hip_pos, axis=1),
+        np.sqrt(lengths_sq + 2.0 * (p + amplitude)),
+    )
+    wanted = 0.5 * (distance**2 - lengths_sq)
+    straight = np.arctan2(b, a)  # the turn that straightens the leg most
+    bend = np.arccos(np.clip((wanted - p) / amplitude, -1.0, 1.0))
+    delta = straight + np.minimum(bend, _MAX_BEND_RAD)
+    hinge = aa_to_mat(_HINGE_AXIS * delta[:, None])
+    new_knee_local = hinge @ knee_local
+
+    new_shin = _rotate_about(shin, axis, delta)
+    reach = thigh + new_shin
+    aim = _shortest_rotation(reach, target - hip_pos)
+    new_hip_world = aim @ hip_world
+    new_hip_local = np.swapaxes(parent_world, 1, 2) @ new_hip_world
+    new_knee_world = new_hip_world @ new_knee_local
+    new_ankle_local = np.swapaxes(new_knee_world, 1, 2) @ ankle_world
+    return new_hip_local, new_knee_local, new_ankle_local
+
+
+def _soft_reach(distance: np.ndarray, current: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Hip-to-ankle distance to solve for, easing towards the leg's ``reach``.
+
+    Up to :data:`SOFT_REACH_M` short of ``reach`` (or from the ``current``
+    distance, if that is closer to it) the wanted ``distance`` is kept; beyond,
+    it approaches ``reach`` exponentially with a continuous slope, so the knee
+    does not snap straight as the target passes the leg's length, and an
+    unchanged target gives back ``current``.
+    """
+    start = np.maximum(reach - SOFT_REACH_M, current)
+    zone = np.maximum(reach - start, 1e-12)
+    eased = reach - zone * np.exp(-np.maximum(distance - start, 0.0) / zone)
+    return np.where(distance > start, eased, distance)
+
+
+def _rotate_about(vectors: np.ndarray, axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rodrigues' rotation of ``vectors`` ``[n, 3]`` about unit ``axis`` ``[n, 3]`` by ``angle`` ``[n]``."""
+    cos = np.cos(angle)[:, None]
+    sin = np.sin(angle)[:, None]
+    along = np.sum(vectors * axis, axis=1, keepdims=True) * axis
+    return along + cos * (vectors - along) + sin * np.cross(axis, vectors)
+
+
+def _shortest_rotation(source: np.ndarray, dest: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[n, 3, 3]`` turning the direction of ``source`` onto that of ``dest``."""
+    u = source / np.linalg.norm(source, axis=1, keepdims=True)
+    v = dest / np.linalg.norm(dest, axis=1, keepdims=True)
+    cross = np.cross(u, v)
+    sin = np.linalg.norm(cross, axis=1)
+    angle = np.arctan2(sin, np.sum(u * v, axis=1))
+    unit = cross / np.maximum(sin, 1e-12)[:, None]
+    return aa_to_mat(unit * angle[:, None])
