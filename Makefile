@@ -60,13 +60,20 @@ format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# -P: a bench script's folder must not shadow the packages it measures (bench/engines.py vs engines).
+# The speed benchmarks of this machine, as bench/README.md lists them (it says which benches are left
+# out and why). -P: a bench script's folder must not shadow the packages it measures (bench/engines.py
+# vs engines). service.py uses (and flushes) database 12 of the Redis at 127.0.0.1:6379.
 bench: venv
 	$(PY) -P bench/pipeline.py
+	$(PY) -P bench/choreography.py
 	$(PY) -P bench/exporters.py
-	$(PY) -P bench/engines.py
-	$(PY) -P bench/service.py
 	$(PY) -P bench/video.py
+	$(PY) -P bench/engines.py --backends onnxruntime --threads 1 --batches 1,8 --chunks 128 --budget-s 0.5 \
+	  --out bench/results/engines_guided_cpu.json
+	$(PY) -P bench/engines.py --tensorrt-builds --calibration-dir ../shared/data/music/gpl
+	$(PY) -P bench/service.py --cpu-workers 1,2 --songs 4
+	$(PY) -P bench/service.py --load 200 --in-flight 16 --cpu-workers 2
+	$(PY) -P bench/recovery.py --runs 5
 
 # The service without Docker: Redis, SeaweedFS S3, the API on 127.0.0.1:8000 and both workers.
 up: venv studio

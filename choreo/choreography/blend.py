@@ -4,9 +4,10 @@ The guide (:mod:`choreo.choreography.guide`) already is the dance: real mocap
 phrases warped onto the beats and joined by inertialization. The existing
 post-processing (leg IK, joint limits, grounding, foot pinning) finishes it
 like any generated motion. Wrapping it as a :class:`engines.runner.SongRunner`
-lets the pipeline, the service and the batcher treat it like the network,
-which reads the same per-frame inputs (music, guide, junction) and will
-perform the plan instead of copying it.
+lets the pipeline, the service and the batcher treat it like the guided
+network (``--synth model``), which performs the same plan from the same
+per-frame inputs (music, guide, junction, and the seed's latent) by adding a
+learned correction to the guide; the blend returns the guide unchanged.
 """
 
 from __future__ import annotations
