@@ -43,7 +43,8 @@ DANCE_FORMATS = ("bvh", "fbx", "glb")
 
 PREVIEW_FORMATS = ("gif", "mp4")
 """Previews to judge a dance by eye: ``gif`` a silent stick figure (the first 20 s), ``mp4`` the shaded
-mannequin at 720p with the song (:mod:`choreo.video`; the excerpt of ``video_start_s``/``video_length_s``)."""
+mannequin at 720p with the song (:mod:`exporters.video`; the excerpt of ``video_start_s``/
+``video_length_s``)."""
 
 RIGS = RIG_NAMES
 """Joint naming of the written files."""

@@ -36,14 +36,15 @@ from choreo.motion.resample import resample
 from choreo.options import DANCE_FORMATS, PREVIEW_FORMATS, RenderOptions
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
-from choreo.preview import write_animation, write_contact_sheet
 from choreo.settings import Settings, get_settings
 from choreo.styles import AUTO, auto_style
 from choreo.summary import DanceSummary
-from choreo.video import VideoOptions, write_video
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
+from exporters.contact_sheet import write_contact_sheet
+from exporters.gif import write_gif
 from exporters.provenance import Provenance
+from exporters.video import VideoOptions, write_video
 
 __all__ = [
     "MIN_SOURCE_S_PER_MIN",
@@ -344,12 +345,12 @@ def export_dance(
                 options=excerpt,
             )
         elif fmt in PREVIEW_FORMATS:
-            write_animation(motion, song.beat_times, path)
+            write_gif(motion, path, beat_times=song.beat_times)
         else:
             FORMATS[fmt](motion, path, options, provenance)
         files[fmt] = path
     files["png"] = write_contact_sheet(
-        motion, song.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
+        motion, out_dir / f"{name}.png", times_s=song.beat_times, title=f"{name} ({provenance.style})"
     )
     summary = DanceSummary(
         generator=provenance.generator,

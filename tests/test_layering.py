@@ -22,7 +22,6 @@ ABOVE = (
     "choreo.metrics",
     "choreo.pipeline",
     "choreo.postprocess",
-    "choreo.preview",
     "choreo.service",
 )
 
@@ -50,6 +49,21 @@ def test_lower_layers_import_nothing_above_them(package: str, also_above: tuple[
         if any(name == top or name.startswith(top + ".") for top in forbidden)
     }
     assert not wrong, "imports that run back up:\n" + "\n".join(sorted(wrong))
+
+
+# Of choreo, the exporters use the floor only: the errors, the atomic file writes and the motion types.
+EXPORTERS_USE_OF_CHOREO = ("choreo.errors", "choreo.files", "choreo.motion")
+
+
+def test_exporters_use_only_the_errors_the_files_and_the_motion_types_of_choreo() -> None:
+    wrong = {
+        f"{path.relative_to(REPO_ROOT)}: {name}"
+        for path in sorted((REPO_ROOT / "exporters").rglob("*.py"))
+        for name in _imports(path)
+        if (name == "choreo" or name.startswith("choreo."))
+        and not any(name == floor or name.startswith(floor + ".") for floor in EXPORTERS_USE_OF_CHOREO)
+    }
+    assert not wrong, "exporters importing more of choreo than its floor:\n" + "\n".join(sorted(wrong))
 
 
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
