@@ -50,7 +50,7 @@ def contact_sheet_frames(motion: Motion, times_s: np.ndarray, max_panels: int = 
         times = np.linspace(0.0, motion.duration_s, max_panels, endpoint=False)
     if times.size > max_panels:
         times = times[np.linspace(0, times.size - 1, max_panels).round().astype(int)]
-    return np.clip(np.rint(times * motion.fps).astype(int), 0, motion.n_frames - 1)
+    return np.clip(motion.time_to_frame(times), 0, motion.n_frames - 1)
 
 
 def write_contact_sheet(

@@ -49,7 +49,7 @@ def write_gif(
 
     path = Path(path)
     times = np.arange(0.0, min(excerpt_s, motion.duration_s), 1.0 / preview_fps)
-    frames = np.clip(np.rint(times * motion.fps).astype(int), 0, motion.n_frames - 1)
+    frames = np.clip(motion.time_to_frame(times), 0, motion.n_frames - 1)
     positions = joint_positions(motion)[frames]
     beats = np.asarray(beat_times, dtype=float)
     on_beat = np.array([np.any(np.abs(beats - t) < 0.5 / preview_fps) for t in times])
