@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from choreo.pipeline import RenderOptions, dance_song
-from choreo.video import VideoOptions, write_video
+from exporters.video import VideoOptions, write_video
 
 DEMO_SONG = Path(__file__).resolve().parents[1] / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
 

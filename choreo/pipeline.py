@@ -14,7 +14,6 @@ both cut songs into chunks by one rule, so they give the same dance.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from choreo.choreography.guide import Guide, build_guide
 from choreo.choreography.library import PhraseLibrary, shipped_library
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.style_choice import choose_style
-from choreo.contracts.choices import DANCE_FORMATS, PREVIEW_FORMATS
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
@@ -39,18 +37,16 @@ from choreo.motion import Motion
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
-from choreo.preview import write_animation, write_contact_sheet
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
-from choreo.video import VideoOptions, write_video
 from engines.runner import SongRunner
+from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
 
 __all__ = [
     "Choreography",
     "Dance",
     "choreograph",
     "dance_song",
-    "FORMATS",
     "ExportedDance",
     "GeneratedMotion",
     "RenderOptions",
@@ -62,30 +58,6 @@ __all__ = [
     "prepare_song",
     "render_song",
 ]
-
-
-def _write_bvh(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
-    from exporters.bvh import write_bvh
-
-    write_bvh(motion, path, rig=options.rig, units=options.units, provenance=provenance)
-
-
-def _write_fbx(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
-    from exporters.fbx import write_fbx
-
-    write_fbx(motion, path, rig=options.rig, units=options.units, provenance=provenance)
-
-
-def _write_glb(motion: Motion, path: Path, options: RenderOptions, provenance: Provenance) -> None:
-    from exporters.gltf import write_glb
-
-    write_glb(motion, path, rig=options.rig, provenance=provenance)
-
-
-FORMATS: dict[str, Callable[[Motion, Path, RenderOptions, Provenance], None]] = dict(
-    zip(DANCE_FORMATS, (_write_bvh, _write_fbx, _write_glb), strict=True)
-)
-"""Each dance format's writer, by file extension (:data:`choreo.contracts.options.DANCE_FORMATS`)."""
 
 
 @dataclass(frozen=True)
@@ -240,38 +212,33 @@ def export_dance(
     song_name: str | None = None,
     song_path: Path | None = None,
 ) -> ExportedDance:
-    """Write every requested format and the preview picture; return them with the summary.
+    """Write every requested format and the contact sheet; return them with the summary.
 
     ``motion`` is the finished dance (:func:`finish_motion` of ``generated``);
     ``song_path``, the song's file, is muxed into an ``mp4`` (without it the video is silent).
-    The files are keyed by kind (``bvh``, ``fbx``, ``glb``, ``gif``, ``mp4``,
-    ``png``); the summary is for the caller to write, once, with whatever only
-    it knows added (the command line its timings), see :meth:`DanceSummary.write`.
+    Each format is written through :func:`exporters.registry.write_file` from one request, in
+    the order asked, the contact sheet (``png``) last; the files are keyed by format. The summary
+    is for the caller to write, once, with whatever only it knows added (the command line its
+    timings), see :meth:`DanceSummary.write`.
     """
     provenance, song = generated.provenance, generated.song
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    files: dict[str, Path] = {}
-    for fmt in options.formats:
-        path = out_dir / f"{name}.{fmt}"
-        if fmt == "mp4":
-            excerpt = VideoOptions(start_s=options.video_start_s, duration_s=options.video_length_s)
-            write_video(
-                motion,
-                path,
-                audio_path=song_path,
-                beat_times=song.beat_times,
-                downbeat_times=song.downbeat_times,
-                options=excerpt,
-            )
-        elif fmt in PREVIEW_FORMATS:
-            write_animation(motion, song.beat_times, path)
-        else:
-            FORMATS[fmt](motion, path, options, provenance)
-        files[fmt] = path
-    files["png"] = write_contact_sheet(
-        motion, song.beat_times, out_dir / f"{name}.png", title=f"{name} ({provenance.style})"
+    request = ExportRequest(
+        rig=options.rig,
+        units=options.units,
+        provenance=provenance,
+        beat_times=song.beat_times,
+        downbeat_times=song.downbeat_times,
+        song_path=song_path,
+        video_start_s=options.video_start_s,
+        video_length_s=options.video_length_s,
+        sheet_title=f"{name} ({provenance.style})",
     )
+    files = {
+        fmt: write_file(fmt, motion, out_dir / f"{name}.{fmt}", request)
+        for fmt in (*options.formats, CONTACT_SHEET_FORMAT)
+    }
     summary = DanceSummary(
         generator=provenance.generator,
         model_version=provenance.model_version,

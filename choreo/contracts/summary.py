@@ -42,7 +42,7 @@ class DanceSummary(BaseModel):
     files: dict[str, str]
     timings_s: dict[str, float] | None = None
     plan: dict[str, Any] | None = None
-    """The choreography plan (:class:`choreo.choreography.plan.Plan` as JSON) when the blend danced it."""
+    """The choreography plan (:class:`choreo.contracts.plan.Plan` as JSON) when the blend danced it."""
 
     def write(self, path: Path) -> Path:
         """Write the summary as indented JSON (no ``timings_s`` key when there are none); returns ``path``."""

@@ -42,7 +42,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.mirror import mirror
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
-from choreo.preview import write_contact_sheet
+from exporters.contact_sheet import write_contact_sheet
 
 __all__ = [
     "CMU_CREDIT",
@@ -175,8 +175,8 @@ def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
                 title = f"{clip.source} ({style}), frames {start}-{stop} of {n_full} kept"
                 write_contact_sheet(
                     motion,
-                    np.array([]),
                     sheets_dir / f"{path.stem}.png",
+                    times_s=np.array([]),
                     title=title,
                     max_panels=8,
                     side_view=True,

@@ -1,4 +1,8 @@
-"""Pictures of a dance for a person to judge: a contact sheet and a short animated clip."""
+"""The contact sheet (png): poses of a dance as stick figures, one panel each, for a person to judge.
+
+Every render writes one, at the song's beats; the training data's preparation writes one per mocap
+clip, with side views and a strip of the heights. matplotlib is imported when a sheet is drawn.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import numpy as np
 
 from choreo.motion import Motion, joint_positions
 
-__all__ = ["contact_sheet_frames", "write_animation", "write_contact_sheet"]
+__all__ = ["contact_sheet_frames", "write_contact_sheet"]
 
 _MAX_PANELS = 16
 _COLUMNS = 8
@@ -46,14 +50,14 @@ def contact_sheet_frames(motion: Motion, times_s: np.ndarray, max_panels: int = 
         times = np.linspace(0.0, motion.duration_s, max_panels, endpoint=False)
     if times.size > max_panels:
         times = times[np.linspace(0, times.size - 1, max_panels).round().astype(int)]
-    return np.clip(np.rint(times * motion.fps).astype(int), 0, motion.n_frames - 1)
+    return np.clip(motion.time_to_frame(times), 0, motion.n_frames - 1)
 
 
 def write_contact_sheet(
     motion: Motion,
-    times_s: np.ndarray,
     path: Path,
     *,
+    times_s: np.ndarray,
     title: str = "",
     max_panels: int = _MAX_PANELS,
     side_view: bool = False,
@@ -75,8 +79,8 @@ def write_contact_sheet(
     Parameters
     ----------
     motion : the motion to draw
-    times_s : np.ndarray [shape=(K,)], seconds; see :func:`contact_sheet_frames`
     path : the ``.png`` to write; its folder is created
+    times_s : np.ndarray [shape=(K,)], seconds; see :func:`contact_sheet_frames`
     title : a line above the panels
     max_panels : int > 0, the most poses drawn
     side_view : under each front view (seen from +Z), add the side view seen
@@ -166,60 +170,3 @@ def _draw_heights(ax, motion: Motion, positions: np.ndarray) -> None:
     ax.set_xlabel("time (s)", fontsize=8)
     ax.set_ylabel("m", fontsize=8)
     ax.legend(fontsize=7, ncol=4, loc="upper right")
-
-
-def write_animation(
-    motion: Motion,
-    beat_times: np.ndarray,
-    path: Path,
-    *,
-    excerpt_s: float = 20.0,
-    preview_fps: int = 15,
-) -> Path:
-    """A short stick-figure GIF with the beats flashed (the shaded video with sound is :mod:`choreo.video`).
-
-    Only the first ``excerpt_s`` seconds are drawn, at ``preview_fps``, so a
-    person can judge the dance by eye in a file small enough to mail. The floor
-    line turns red on each music beat, so beat-synchrony can be seen.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.animation import FuncAnimation, PillowWriter
-
-    path = Path(path)
-    times = np.arange(0.0, min(excerpt_s, motion.duration_s), 1.0 / preview_fps)
-    frames = np.clip(np.rint(times * motion.fps).astype(int), 0, motion.n_frames - 1)
-    positions = joint_positions(motion)[frames]
-    beats = np.asarray(beat_times, dtype=float)
-    on_beat = np.array([np.any(np.abs(beats - t) < 0.5 / preview_fps) for t in times])
-    bones = [(p, j) for j, p in enumerate(motion.skeleton.parents) if p >= 0]
-
-    fig, (front, side) = plt.subplots(1, 2, figsize=(5.0, 3.2))
-    lines = []
-    floors = []
-    for ax, label in ((front, "front"), (side, "side")):
-        ax.set_xlim(-1.5, 1.5)
-        ax.set_ylim(-0.1, 2.2)
-        ax.set_aspect("equal")
-        ax.set_axis_off()
-        ax.set_title(label, fontsize=8)
-        floors.append(ax.plot([-1.5, 1.5], [0, 0], color="#8c959f", lw=2)[0])
-        lines.append([ax.plot([], [], color="#24292f", lw=1.8)[0] for _ in bones])
-    clock = fig.text(0.5, 0.02, "", ha="center", fontsize=8)
-
-    def draw(i: int) -> list:
-        pose = positions[i]
-        for axis, ax_lines in zip((0, 2), lines, strict=True):
-            for line, (p, j) in zip(ax_lines, bones, strict=True):
-                line.set_data([pose[p, axis], pose[j, axis]], [pose[p, 1], pose[j, 1]])
-        for floor in floors:
-            floor.set_color("#cf222e" if on_beat[i] else "#8c959f")
-        clock.set_text(f"{times[i]:.1f} s")
-        return [*floors, clock, *(line for ax_lines in lines for line in ax_lines)]
-
-    animation = FuncAnimation(fig, draw, frames=len(frames), blit=True)
-    animation.save(str(path), writer=PillowWriter(fps=preview_fps), dpi=72)
-    plt.close(fig)
-    return path

@@ -1,4 +1,4 @@
-"""Preview pictures: the contact sheet draws one panel per chosen pose; the clip covers the excerpt."""
+"""The contact sheet draws one panel per chosen pose, spread over the whole dance."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from PIL import Image
 from sheet_checks import figure_above, sheet_panels
 
 from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
-from choreo.preview import contact_sheet_frames, write_animation, write_contact_sheet
+from exporters.contact_sheet import contact_sheet_frames, write_contact_sheet
 
 
 def _waving(n: int = 90, fps: int = 30) -> Motion:
@@ -26,7 +26,7 @@ def test_contact_sheet_draws_one_panel_per_beat_up_to_sixteen(
 ) -> None:
     motion = _waving()
     times = np.linspace(0.1, 2.9, beats)
-    path = write_contact_sheet(motion, times, tmp_path / "sheet.png")
+    path = write_contact_sheet(motion, tmp_path / "sheet.png", times_s=times)
     centres = sheet_panels(path)
     assert len(centres) == panels
     rows = sorted({r for r, _ in centres})
@@ -37,7 +37,7 @@ def test_contact_sheet_draws_one_panel_per_beat_up_to_sixteen(
 def test_contact_sheet_with_side_views_doubles_the_panel_rows(tmp_path: Path) -> None:
     motion = _waving()
     path = write_contact_sheet(
-        motion, np.array([0.5, 1.0, 1.5]), tmp_path / "sheet.png", side_view=True, height_plot=True
+        motion, tmp_path / "sheet.png", times_s=np.array([0.5, 1.0, 1.5]), side_view=True, height_plot=True
     )
     centres = sheet_panels(path)
     assert len(centres) == 6
@@ -53,10 +53,3 @@ def test_panel_frames_spread_over_the_whole_song() -> None:
     np.testing.assert_array_equal(frames, [0, 75, 150, 210, 285])  # beats 0, 5, 10, 14 and 19 of 20
     np.testing.assert_array_equal(contact_sheet_frames(motion, np.array([]), max_panels=4), [0, 75, 150, 225])
     np.testing.assert_array_equal(contact_sheet_frames(motion, np.array([-1.0, 99.0])), [0, 299])
-
-
-def test_gif_covers_the_excerpt_at_the_preview_rate(tmp_path: Path) -> None:
-    path = write_animation(_waving(), np.array([0.5, 1.0]), tmp_path / "clip.gif", preview_fps=10)
-    with Image.open(path) as image:
-        assert image.format == "GIF"
-        assert image.n_frames == 30  # 3 s at 10 fps

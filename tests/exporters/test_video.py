@@ -15,9 +15,9 @@ from matplotlib.image import imread
 from choreo.cli.main import main
 from choreo.errors import ParameterError
 from choreo.pipeline import RenderOptions, dance_song
-from choreo.video import VideoOptions, write_video
+from exporters.video import VideoOptions, write_video
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")

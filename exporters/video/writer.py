@@ -1,0 +1,100 @@
+"""``write_video``: a shaded preview video of a dance with its song, 1280x720 H.264 with AAC audio.
+
+The frames are drawn by :class:`~exporters.video.painter.FramePainter` and piped into ffmpeg
+(:func:`~exporters.video.muxer.mux_mp4`) one by one, so a whole song never sits in memory;
+``bench/video.py`` measures the whole write on one core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from choreo.errors import ParameterError
+from choreo.motion import Motion, joint_positions
+from exporters.video.camera import Camera
+from exporters.video.muxer import ffmpeg_path, mux_mp4
+from exporters.video.options import VideoOptions
+from exporters.video.painter import FramePainter
+
+__all__ = ["write_video"]
+
+
+def _joint_track(motion: Motion, times: np.ndarray) -> np.ndarray:
+    """Joint positions at ``times`` (seconds), linearly between the motion's frames: ``[T, 24, 3]``."""
+    positions = joint_positions(motion)
+    where = np.clip(times * motion.fps, 0, motion.n_frames - 1)
+    low = np.floor(where).astype(int)
+    high = np.minimum(low + 1, motion.n_frames - 1)
+    share = (where - low)[:, None, None]
+    return positions[low] * (1 - share) + positions[high] * share
+
+
+def write_video(
+    motion: Motion,
+    path: Path,
+    *,
+    audio_path: Path | None,
+    beat_times: np.ndarray,
+    downbeat_times: np.ndarray | None = None,
+    options: VideoOptions = VideoOptions(),
+) -> Path:
+    """Write an MP4 of the dance from ``options.start_s`` for ``options.duration_s`` (or to the end).
+
+    Parameters
+    ----------
+    motion : the dance, on the SMPL skeleton
+    path : the ``.mp4`` to write
+    audio_path : the song, cut to the same span and muxed in (AAC); None: a silent video
+    beat_times, downbeat_times : np.ndarray [shape=(K,)], song seconds of the beats and the bars,
+        marked on the beat strip (the lamp flashes on the beats)
+    options : the excerpt, the size and the rate
+
+    Returns
+    -------
+    Path
+        ``path``, written.
+
+    Raises
+    ------
+    ExportError
+        When ffmpeg is missing or fails, naming why.
+    ParameterError
+        When the excerpt starts past the dance's end.
+    """
+    ffmpeg = ffmpeg_path()
+    if options.start_s >= motion.duration_s:
+        raise ParameterError(
+            f"excerpt start {options.start_s} s is past the dance's end ({motion.duration_s:.1f} s)"
+        )
+    end_s = (
+        motion.duration_s
+        if options.duration_s is None
+        else min(motion.duration_s, options.start_s + options.duration_s)
+    )
+    times = np.arange(options.start_s, end_s, 1.0 / options.fps)
+    painter = FramePainter(
+        Camera(options.width, options.height),
+        motion.skeleton.parents,
+        np.asarray(beat_times),
+        np.asarray([] if downbeat_times is None else downbeat_times, dtype=float),
+        (options.start_s, end_s),
+    )
+    track = _joint_track(motion, times)
+
+    def frames() -> Iterator[tuple[np.ndarray, ...]]:
+        for joints, t in zip(track, times, strict=True):
+            painter.paint(joints, float(t))
+            yield painter.planes
+
+    return mux_mp4(
+        frames(),
+        Path(path),
+        ffmpeg=ffmpeg,
+        options=options,
+        audio_path=audio_path,
+        audio_start_s=options.start_s,
+        audio_length_s=end_s - options.start_s,
+    )
