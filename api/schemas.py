@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import AnyHttpUrl, BaseModel, Field
 
+from choreo.contracts.summary import DanceBrief
 from choreo.service.records import (
     INTENSITY_LEVELS,
     SCOPES,
@@ -15,7 +16,6 @@ from choreo.service.records import (
     JobOptions,
     JobRecord,
     JobState,
-    JobSummary,
     RoutineRecord,
     TrackRecord,
 )
@@ -114,7 +114,7 @@ class JobPublic(BaseModel):
     error_code: str | None
     error_message: str | None
     artifacts: list[str] = Field(description="Kinds of files ready to download.")
-    summary: JobSummary | None
+    summary: DanceBrief | None
     created_at: float
     started_at: float | None
     finished_at: float | None

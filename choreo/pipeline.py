@@ -1,14 +1,19 @@
 """One song's path through the stages, as plain functions.
 
-``choreo render`` calls :func:`render_song`: :func:`dance_song` (prepare, then
-:func:`perform_song`: choreograph, generate, finish) and the export; benchmarks,
-``choreo eval`` and tests that want the dance without its files call those two.
-The service's Celery tasks call the stages one by one (``prepare_song`` and
-``finish_motion`` + ``export_dance`` on CPU workers, ``generate_motion`` on GPU
-workers), so both paths produce the same dance from the same song and options.
-Generation goes through a song runner (:class:`engines.runner.SongRunner`): the
-command line's runs one song alone, a GPU worker's is its sequence batcher, and
-both cut songs into chunks by one rule, so they give the same dance.
+- **prepare**: :func:`prepare_song` decodes and analyses the song at the
+  synthesizer's rate, :func:`plan_song` plans the dance on its bars;
+- **perform**: :func:`choreograph` builds the plan's guide and
+  :func:`generate_motion` runs it through a song runner
+  (:class:`engines.runner.SongRunner`): the blend, or the guided network, which
+  the command line runs alone and a GPU worker through its sequence batcher (both
+  cut songs into chunks by one rule, so they give the same dance);
+- **finish**: :func:`finish_motion` post-processes the raw dance at the asked
+  rate and :func:`export_dance` writes every file and the summary.
+
+``choreo render`` calls :func:`render_song` (:func:`dance_song`, then the
+export); ``choreo eval`` and the benchmarks call :func:`perform_song` on songs
+they prepared once. The service's Celery tasks call the stages one by one
+(:mod:`worker.steps`), so both paths give the same dance from the same song and options.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ from choreo.contracts.summary import DanceSummary
 from choreo.contracts.timing import frames_for_duration
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
-from choreo.motion import Motion
+from choreo.metrics.speed import mean_joint_speed
+from choreo.motion import Motion, joint_positions
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.facing import face_front
@@ -55,6 +61,7 @@ __all__ = [
     "finish_motion",
     "generate_motion",
     "perform_song",
+    "plan_song",
     "prepare_song",
     "render_song",
 ]
@@ -79,7 +86,7 @@ class RenderResult:
 
 
 def prepare_song(path: Path, *, fps: int | None = None, settings: Settings | None = None) -> MusicFeatures:
-    """Decode a song and extract its features at the model's frame rate.
+    """Decode a song and extract its features at the synthesizer's frame rate.
 
     ``fps`` is the synthesizer's native rate: a runner's ``spec.native_fps``, or by
     default the configured model's (:func:`choreo.runners.model_fps`). Raises ``AudioError``
@@ -92,9 +99,23 @@ def prepare_song(path: Path, *, fps: int | None = None, settings: Settings | Non
     return analyze_song(Path(path), fps=fps, settings=settings or get_settings())
 
 
+def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLibrary) -> Plan:
+    """Plan the dance on the song's bars in the style ``options`` ask for (or ``auto`` chooses).
+
+    Raises
+    ------
+    ParameterError
+        When the style is not in the library.
+    """
+    structure = analyze_structure(features)
+    choice = choose_style(options.style, features.tempo_bpm, library, features.duration_s)
+    plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
+    return plan if choice.note is None else replace(plan, notes=(*plan.notes, choice.note))
+
+
 @dataclass(frozen=True)
 class Choreography:
-    """A song's plan and the guide made from it."""
+    """A song's plan and the guide made from it: what a synthesizer performs."""
 
     plan: Plan
     guide: Guide
@@ -107,25 +128,20 @@ def choreograph(
     *,
     plan: Plan | None = None,
 ) -> Choreography:
-    """Plan the dance on the song's bars (or take ``plan``) and build its guide, at the features' rate.
+    """Build the guide of ``plan`` (default: :func:`plan_song`'s) at the features' rate.
 
     Raises
     ------
     ParameterError
-        When the style is not in the library, or a given plan does not fit the library or the song.
+        When the style is not in the library, or a given plan does not fit the library.
     """
     if plan is None:
-        structure = analyze_structure(features)
-        choice = choose_style(options.style, features.tempo_bpm, library, features.duration_s)
-        plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
-        if choice.note is not None:
-            plan = replace(plan, notes=(*plan.notes, choice.note))
+        plan = plan_song(features, options, library)
     elif plan.library_sha256 != library.sha256:
         raise ParameterError(
             f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
         )
-    guide = build_guide(library, plan, features.n_frames, features.fps)
-    return Choreography(plan, guide)
+    return Choreography(plan, build_guide(library, plan, features.n_frames, features.fps))
 
 
 def generate_motion(
@@ -183,7 +199,7 @@ def generate_motion(
         library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    return GeneratedMotion(motion, provenance, features.timing, choreography.plan.to_dict())
+    return GeneratedMotion(motion, provenance, features.timing, choreography.plan)
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
@@ -239,27 +255,14 @@ def export_dance(
         fmt: write_file(fmt, motion, out_dir / f"{name}.{fmt}", request)
         for fmt in (*options.formats, CONTACT_SHEET_FORMAT)
     }
-    summary = DanceSummary(
-        generator=provenance.generator,
-        model_version=provenance.model_version,
-        seed=provenance.seed,
-        style=provenance.style,
-        song_sha256=provenance.song_sha256,
-        data_credits=list(provenance.data_credits),
-        model_trained=provenance.model_trained,
-        synthesizer=provenance.synthesizer,
-        energy=provenance.energy,
-        library_sha256=provenance.library_sha256,
-        song=song_name or name,
-        duration_s=round(song.duration_s, 6),
+    summary = DanceSummary.describe(
+        generated,
         frames=motion.n_frames,
         fps=motion.fps,
-        tempo_bpm=round(song.tempo_bpm, 3),
-        beat_times=[round(float(t), 4) for t in song.beat_times],
-        downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
-        options=options.model_dump(mode="json"),
-        files={kind: p.name for kind, p in files.items()},
-        plan=generated.plan,
+        mean_joint_speed_m_per_s=mean_joint_speed(joint_positions(motion), fps=motion.fps),
+        options=options,
+        files=files,
+        song_name=song_name or name,
     )
     return ExportedDance(files, summary)
 

@@ -15,14 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from choreo.choreography.blend import BlendRunner
-from choreo.choreography.library import PhraseLibrary
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.contracts.choices import Synth
 from choreo.models import DEFAULT_MODEL_PATH
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
 from engines.settings import EngineSettings, get_engine_settings
 
-__all__ = ["configured_model_path", "load_engine", "model_fps", "synth_runner"]
+__all__ = ["configured_model_path", "load_engine", "model_fps", "native_fps", "synth_runner"]
 
 
 def configured_model_path(settings: EngineSettings | None = None) -> Path:
@@ -51,9 +51,19 @@ def model_fps() -> int:
     return model_spec(configured_model_path()).native_fps
 
 
-def synth_runner(synth: Synth, library: PhraseLibrary) -> SongRunner:
+def synth_runner(synth: Synth, library: PhraseLibrary, *, batched: bool = False) -> SongRunner:
     """The runner that performs a plan for ``synth``: the blend of ``library``'s phrases (``blend``),
-    or the guided network alone on the process's engine, in chunks of ``CHOREO_ENGINE_CHUNK_FRAMES``."""
+    or the guided network on the process's engine, alone in chunks of ``CHOREO_ENGINE_CHUNK_FRAMES``
+    or, ``batched``, through the process's sequence batcher with the other songs in flight."""
     if synth == "blend":
         return BlendRunner(library)
+    if batched:
+        from engines.batcher import process_batcher
+
+        return process_batcher(configured_model_path())
     return SingleSongRunner(load_engine(), get_engine_settings().chunk_frames)
+
+
+def native_fps(synth: Synth) -> int:
+    """The frame rate ``synth`` performs at, so a song can be analysed for it before it is loaded."""
+    return LIBRARY_FPS if synth == "blend" else model_fps()

@@ -1,11 +1,17 @@
-"""The three stages of a job as plain functions: prepare, generate, finish.
+"""The three stages of a job as plain functions: prepare, perform, finish.
 
 Each takes a job id and the process's context, reads what it needs from
-storage and writes its output under deterministic keys (``jobs/<id>/work/``):
-prepare the song's features (``features.npz``, :class:`choreo.audio.MusicFeatures`),
-generate the raw dance with its provenance and song timing (``generated.npz``,
-:class:`choreo.contracts.generated.GeneratedMotion`), each read by the next stage alone,
-so a redelivered task redoes the same work and writes the same objects. A job
+storage and writes its output under deterministic keys (``jobs/<id>/work/``),
+each read by the next stage alone and validated as it is read:
+
+- :func:`prepare` (CPU worker): the song's analysis and its plan, one
+  :class:`choreo.prepared.PreparedSong` (``prepared.npz``);
+- :func:`perform` (the job's synthesizer: the blend on a CPU worker, the network
+  on a GPU worker): the raw dance with its provenance, song timing and plan, one
+  :class:`choreo.contracts.generated.GeneratedMotion` (``performed.npz``);
+- :func:`finish` (CPU worker): the finished dance's files and the job marked done.
+
+A redelivered task redoes the same work and writes the same objects. A job
 already in a terminal state (failed, cancelled, done) is left alone. Tasks in
 :mod:`worker.tasks` wrap these with retries and failure handling; tests call
 them directly.
@@ -18,30 +24,30 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from choreo.audio import MusicFeatures
-from choreo.choreography.blend import BlendRunner
-from choreo.choreography.library import LIBRARY_FPS, shipped_library
+from choreo.choreography.library import shipped_library
 from choreo.contracts.generated import GeneratedMotion
-from choreo.contracts.plan import Plan
-from choreo.metrics.speed import mean_joint_speed
-from choreo.motion.kinematics import joint_positions
-from choreo.pipeline import (
-    choreograph,
-    export_dance,
-    finish_motion,
-    generate_motion,
-    prepare_song,
-)
+from choreo.pipeline import choreograph, export_dance, finish_motion, generate_motion, plan_song, prepare_song
+from choreo.prepared import PreparedSong
+from choreo.runners import native_fps, synth_runner
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import advance_job, get_job, update_job
-from choreo.service.records import JobRecord, JobState, JobSummary, job_prefix, now_s, song_key
-from engines.batcher import SequenceBatcher
+from choreo.service.records import (
+    PERFORMED,
+    PREPARED,
+    JobRecord,
+    JobState,
+    job_prefix,
+    now_s,
+    song_key,
+    work_key,
+)
+from engines.runner import SongRunner
 
 __all__ = [
     "SKIPPED",
     "artifact_name",
     "finish",
-    "generate",
+    "perform",
     "prepare",
 ]
 
@@ -65,85 +71,66 @@ def artifact_name(track_name: str) -> str:
     return safe[:80] or "dance"
 
 
-def _work_key(job_id: str, name: str) -> str:
-    return f"{job_prefix(job_id)}work/{name}"
-
-
 def _live_job(ctx: ServiceContext, job_id: str) -> JobRecord | None:
     job = get_job(ctx, job_id)
     return None if job is None or job.terminal else job
 
 
 def prepare(ctx: ServiceContext, job_id: str) -> str:
-    """Fetch the song, decode it, plan the dance and store the features and plan.
+    """Fetch the song, decode and analyse it at its synthesizer's rate, plan the dance, store both.
 
-    Every job is planned here, on the CPU, on the shipped library (``work/plan.json``
-    beside ``work/features.npz``). With the blend synthesizer the plan's guide is the
-    raw dance, stored as ``work/generated.npz``, and the job goes on to ``finish``
-    without a GPU stage; the model's GPU stage performs the stored plan.
+    Every job is planned here, on a CPU worker, on the shipped library; the song's
+    features and the plan are stored together (``work/prepared.npz``,
+    :class:`choreo.prepared.PreparedSong`) for :func:`perform`.
     """
     job = _live_job(ctx, job_id)
     if job is None:
         return SKIPPED
     advance_job(ctx, job_id, JobState.DECODING, progress=0.05)
-    options = job.options
-    with tempfile.TemporaryDirectory(prefix="choreo-prepare-") as tmp:
-        song = Path(tmp) / f"{artifact_name(job.track_name)}.{job.track_ext}"
+    with tempfile.TemporaryDirectory(prefix="choreo-prepare-") as tmp_name:
+        tmp = Path(tmp_name)
+        song = tmp / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
-        features = prepare_song(song, fps=LIBRARY_FPS if options.synth == "blend" else None)
-        out = Path(tmp) / "features.npz"
-        features.to_npz(out)
-        ctx.storage.upload_file(out, _work_key(job_id, "features.npz"))
-        library = shipped_library()
-        choreography = choreograph(features, options, library)
-        ctx.storage.put_json(_work_key(job_id, "plan.json"), choreography.plan.to_dict())
-        if options.synth == "blend":
-            generated = generate_motion(
-                BlendRunner(library),
-                features,
-                options,
-                song_sha256=job.track_sha256,
-                choreography=choreography,
-            )
-            planned = Path(tmp) / "generated.npz"
-            generated.to_npz(planned)
-            ctx.storage.upload_file(planned, _work_key(job_id, "generated.npz"))
+        features = prepare_song(song, fps=native_fps(job.options.synth))
+        prepared = PreparedSong(features, plan_song(features, job.options, shipped_library()))
+        out = tmp / PREPARED
+        prepared.to_npz(out)
+        ctx.storage.upload_file(out, work_key(job_id, PREPARED))
     advance_job(ctx, job_id, JobState.DECODING, progress=0.3)
     return "prepared"
 
 
-def generate(ctx: ServiceContext, job_id: str, batcher: SequenceBatcher) -> str:
-    """Perform the stored plan with the network: the raw dance, its provenance and the song's timing
-    (``work/generated.npz``).
+def perform(ctx: ServiceContext, job_id: str, runner: SongRunner | None = None) -> str:
+    """Perform the stored plan: the raw dance, its provenance and the song's timing (``work/performed.npz``).
 
-    A blend job's dance was made in :func:`prepare`; its chain has no generate
-    stage, and a stray call leaves it alone.
+    The performer is the job's synthesizer (:func:`choreo.runners.synth_runner`): the
+    blend on a CPU worker, the network through this GPU worker's sequence batcher;
+    ``runner`` replaces it (a test's own batcher).
     """
     job = _live_job(ctx, job_id)
-    if job is None or job.options.synth == "blend":
+    if job is None:
         return SKIPPED
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.35)
-    with tempfile.TemporaryDirectory(prefix="choreo-generate-") as tmp_name:
+    library = shipped_library()
+    runner = runner or synth_runner(job.options.synth, library, batched=True)
+    with tempfile.TemporaryDirectory(prefix="choreo-perform-") as tmp_name:
         tmp = Path(tmp_name)
-        features_path = tmp / "features.npz"
-        ctx.storage.download_file(_work_key(job_id, "features.npz"), features_path)
-        features = MusicFeatures.from_npz(features_path)
-        plan = Plan.from_dict(ctx.storage.get_json(_work_key(job_id, "plan.json")) or {})
-        choreography = choreograph(features, job.options, shipped_library(), plan=plan)
+        ctx.storage.download_file(work_key(job_id, PREPARED), tmp / PREPARED)
+        prepared = PreparedSong.from_npz(tmp / PREPARED)
+        choreography = choreograph(prepared.features, job.options, library, plan=prepared.plan)
         generated = generate_motion(
-            batcher, features, job.options, song_sha256=job.track_sha256, choreography=choreography
+            runner, prepared.features, job.options, song_sha256=job.track_sha256, choreography=choreography
         )
-        out = tmp / "generated.npz"
-        generated.to_npz(out)
-        ctx.storage.upload_file(out, _work_key(job_id, "generated.npz"))
+        generated.to_npz(tmp / PERFORMED)
+        ctx.storage.upload_file(tmp / PERFORMED, work_key(job_id, PERFORMED))
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.7)
-    return "generated"
+    return "performed"
 
 
 def finish(
     ctx: ServiceContext, job_id: str, *, holds: Callable[[], bool] | None = None
 ) -> tuple[str, JobRecord | None]:
-    """Post-process, export every format, upload the files and mark the job done.
+    """Post-process, export every format, upload the files and mark the job done (``work/performed.npz`` in).
 
     Returns the outcome and, when this call is the one that finished the job,
     the finished record (so the caller announces it exactly once). ``holds``
@@ -159,9 +146,8 @@ def finish(
     name = artifact_name(job.track_name)
     with tempfile.TemporaryDirectory(prefix="choreo-finish-") as tmp_name:
         tmp = Path(tmp_name)
-        generated_path = tmp / "generated.npz"
-        ctx.storage.download_file(_work_key(job_id, "generated.npz"), generated_path)
-        generated = GeneratedMotion.from_npz(generated_path)
+        ctx.storage.download_file(work_key(job_id, PERFORMED), tmp / PERFORMED)
+        generated = GeneratedMotion.from_npz(tmp / PERFORMED)
         motion = finish_motion(generated, options)
         song_path = None
         if "mp4" in options.formats:  # the video carries the song
@@ -181,17 +167,7 @@ def finish(
                 path, key, content_type=_CONTENT_TYPES.get(kind, "application/octet-stream")
             )
             artifacts[kind] = key
-    provenance, song = generated.provenance, generated.song
-    summary = JobSummary(
-        tempo_bpm=round(song.tempo_bpm, 3),
-        duration_s=round(song.duration_s, 3),
-        style=provenance.style,
-        mean_joint_speed_m_per_s=round(mean_joint_speed(joint_positions(motion), fps=motion.fps), 4),
-        frames=motion.n_frames,
-        fps=motion.fps,
-        model_version=provenance.model_version,
-        model_trained=provenance.model_trained,
-    )
+    brief = exported.summary.brief()
     finished = False
 
     def mark_done(record: JobRecord) -> bool:
@@ -202,7 +178,7 @@ def finish(
         record.progress = 1.0
         record.finished_at = now_s()
         record.artifacts = artifacts
-        record.summary = summary
+        record.summary = brief
         finished = True
         return True
 

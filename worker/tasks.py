@@ -46,7 +46,6 @@ from redis.exceptions import ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from choreo.errors import ChoreoError
-from choreo.runners import configured_model_path
 from choreo.service.callbacks import CallbackError, CallbackRefused, deliver
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.jobs import end_job, get_job, was_deleted
@@ -55,7 +54,7 @@ from choreo.service.notify import notify_job_ended
 from choreo.service.queue import (
     TASK_CALLBACK,
     TASK_FINISH,
-    TASK_GENERATE,
+    TASK_PERFORM,
     TASK_PREPARE,
     send_stage,
     stage_after,
@@ -63,11 +62,10 @@ from choreo.service.queue import (
 from choreo.service.records import JobState, job_prefix
 from choreo.service.redact import public_message, safe_url
 from choreo.service.teams import callback_secret
-from engines.batcher import process_batcher
 from worker import steps
 from worker.app import app
 
-__all__ = ["JobTask", "callback", "finish", "generate", "is_transient", "prepare"]
+__all__ = ["JobTask", "callback", "finish", "is_transient", "perform", "prepare"]
 
 log = get_logger(__name__)
 
@@ -239,18 +237,14 @@ class JobTask(Task):
 
 @app.task(name=TASK_PREPARE, bind=True, base=JobTask, max_retries=None)
 def prepare(self: JobTask, job_id: str, epoch: int | None = None) -> Any:
-    """Decode the job's song and store its features (CPU queue)."""
+    """Decode and analyse the job's song and plan its dance (CPU queue)."""
     return self.run_stage(lambda ctx, jid, _: steps.prepare(ctx, jid), job_id, epoch)
 
 
-@app.task(name=TASK_GENERATE, bind=True, base=JobTask, max_retries=None)
-def generate(self: JobTask, job_id: str, epoch: int | None = None) -> Any:
-    """Generate the raw dance with this worker's engine (GPU queue)."""
-
-    def stage(ctx: ServiceContext, jid: str, _: Lease) -> str:
-        return steps.generate(ctx, jid, process_batcher(configured_model_path()))
-
-    return self.run_stage(stage, job_id, epoch)
+@app.task(name=TASK_PERFORM, bind=True, base=JobTask, max_retries=None)
+def perform(self: JobTask, job_id: str, epoch: int | None = None) -> Any:
+    """Perform the job's plan with its synthesizer: the blend (CPU queue) or the network (GPU queue)."""
+    return self.run_stage(lambda ctx, jid, _: steps.perform(ctx, jid), job_id, epoch)
 
 
 @app.task(name=TASK_FINISH, bind=True, base=JobTask, max_retries=None)

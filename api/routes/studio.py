@@ -13,13 +13,14 @@ comes from a CDN, so the Studio works offline.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from api.deps import Ctx, OwnedJob
@@ -34,11 +35,13 @@ from choreo.contracts.choices import (
     SYNTHS,
 )
 from choreo.contracts.plan import Plan
-from choreo.errors import ParameterError
+from choreo.contracts.summary import DanceSummary
 from choreo.models import merged_style_note, shipped_merged_styles
 from choreo.service.records import JobOptions, JobState
 
 __all__ = ["install_studio", "router", "studio_dir"]
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1", tags=["studio"])
 
@@ -139,17 +142,13 @@ class Timeline(BaseModel):
     phrases: list[Phrase] = Field(description="The plan's phrases, when the dance was planned.")
 
 
-def _phrases(plan: dict[str, Any] | None) -> list[Phrase]:
+def _phrases(plan: Plan | None) -> list[Phrase]:
     """The plan's phrases (its segments) with their spans in the song and where they come from."""
-    if not plan:
-        return []
-    try:
-        segments = Plan.from_dict(plan).segments
-    except ParameterError:  # a plan of another format: the timeline goes without phrases
+    if plan is None:
         return []
     return [
         Phrase(start_s=seg.start_s, end_s=seg.end_s, label=seg.clip + (" (mirrored)" if seg.mirrored else ""))
-        for seg in segments
+        for seg in plan.segments
     ]
 
 
@@ -159,15 +158,21 @@ def timeline(job: OwnedJob, ctx: Ctx) -> Timeline:
     if job.state != JobState.DONE or "json" not in job.artifacts:
         state = job.state.value
         raise ApiError(409, "job_not_done", f"job {job.id} is {state}; its timeline exists once it is done")
-    summary = ctx.storage.get_json(job.artifacts["json"]) or {}
+    try:
+        summary = DanceSummary.model_validate(ctx.storage.get_json(job.artifacts["json"]))
+    except ValidationError as exc:
+        log.warning("job %s: its summary does not validate: %s", job.id, exc)
+        raise ApiError(
+            409, "summary_unreadable", f"job {job.id}'s summary is of an older format; render it again"
+        ) from None
     return Timeline(
         job_id=job.id,
-        duration_s=float(summary.get("duration_s", 0.0)),
-        fps=float(summary.get("fps", job.options.fps)),
-        tempo_bpm=float(summary.get("tempo_bpm", 0.0)),
-        beat_times=summary.get("beat_times", []),
-        bar_times=summary.get("downbeat_times", []),
-        phrases=_phrases(summary.get("plan")),
+        duration_s=summary.duration_s,
+        fps=summary.fps,
+        tempo_bpm=summary.tempo_bpm,
+        beat_times=summary.beat_times,
+        bar_times=summary.downbeat_times,
+        phrases=_phrases(summary.plan),
     )
 
 

@@ -1,10 +1,11 @@
-"""``GeneratedMotion``: the generation stage's output, in memory and as one file.
+"""``GeneratedMotion``: the perform stage's output, in memory and as one file.
 
-A raw dance at the model's native fps, where it came from (the provenance,
-with the resolved style and whether the model is trained) and the song's
-timing that post-processing and export need. The service stores it as one
-``.npz`` (``work/generated.npz``), so the stages after generation read one
-object with one schema instead of the features again plus a side file.
+A raw dance at the synthesizer's native fps, where it came from (the
+provenance, with the resolved style and whether the model is trained), the
+song's timing that post-processing and export need, and the plan it performed.
+The service stores it as one ``.npz`` (``work/performed.npz``), so the finishing
+stage reads one object with one schema; the plan is typed in memory and JSON
+only inside the file.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
+from choreo.contracts.plan import Plan
 from choreo.contracts.provenance import Provenance
 from choreo.contracts.timing import SongTiming
 from choreo.errors import ParameterError
@@ -23,7 +25,7 @@ from choreo.motion import Motion
 
 __all__ = ["GeneratedMotion"]
 
-_NPZ_VERSION = 1
+_NPZ_VERSION = 2
 _NPZ_KEYS = (
     "version",
     "poses",
@@ -33,6 +35,7 @@ _NPZ_KEYS = (
     "downbeat_times",
     "tempo_bpm",
     "duration_s",
+    "plan",
 )
 
 
@@ -42,17 +45,17 @@ class GeneratedMotion:
 
     Parameters
     ----------
-    motion : the raw dance at the model's native fps
+    motion : the raw dance at the synthesizer's native fps
     provenance : where it came from; ``provenance.style`` is the concrete style it
         was generated in (``auto`` resolved from the tempo, the one place it is resolved)
     song : the song's beats, tempo and duration
-    plan : the choreography plan as JSON-ready data, when a plan was danced
+    plan : the choreography plan the dance performed
     """
 
     motion: Motion
     provenance: Provenance
     song: SongTiming
-    plan: dict[str, Any] | None = None
+    plan: Plan
 
     def to_npz(self, file: str | PathLike[str] | BinaryIO) -> None:
         """Write as a compressed ``.npz`` (poses as float32, as the engine made them)."""
@@ -66,7 +69,7 @@ class GeneratedMotion:
             downbeat_times=self.song.downbeat_times,
             tempo_bpm=np.float64(self.song.tempo_bpm),
             duration_s=np.float64(self.song.duration_s),
-            plan=np.array(json.dumps(self.plan) if self.plan is not None else ""),
+            plan=np.array(json.dumps(self.plan.to_dict())),
         )
 
     @classmethod
@@ -76,7 +79,7 @@ class GeneratedMotion:
         Raises
         ------
         ParameterError
-            Naming the missing key or the unknown version.
+            Naming the missing key, the unknown version or what is wrong with the plan.
         """
         with np.load(file, allow_pickle=False) as data:
             missing = [key for key in _NPZ_KEYS if key not in data.files]
@@ -93,10 +96,8 @@ class GeneratedMotion:
                 float(data["tempo_bpm"]),
                 float(data["duration_s"]),
             )
-            plan = str(data["plan"]) if "plan" in data.files else ""
-            return cls(
-                motion,
-                Provenance.from_json(str(data["provenance"])),
-                song,
-                json.loads(plan) if plan else None,
-            )
+            try:
+                plan = Plan.from_dict(json.loads(str(data["plan"])))
+            except json.JSONDecodeError as exc:
+                raise ParameterError(f"GeneratedMotion file holds no valid plan ({exc})") from None
+            return cls(motion, Provenance.from_json(str(data["provenance"])), song, plan)

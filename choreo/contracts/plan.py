@@ -100,7 +100,7 @@ class Plan:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Plan:
+    def from_dict(cls, data: Any) -> Plan:
         """Inverse of :meth:`to_dict`.
 
         Raises
@@ -108,6 +108,8 @@ class Plan:
         ParameterError
             Naming the missing or malformed field.
         """
+        if not isinstance(data, dict):
+            raise ParameterError(f"a plan is a JSON object, not {type(data).__name__}")
         if data.get("format") != PLAN_FORMAT:
             raise ParameterError(f"plan format {data.get('format')!r} is not {PLAN_FORMAT}")
         try:

@@ -1,50 +1,122 @@
-"""The JSON summary written beside every rendered dance: one typed schema.
+"""What a finished dance says about itself: one typed summary, in the JSON file and in the job record.
 
-It carries the provenance (which BVH has no slot for), the song's timing, the
-options and the files, so a reader can match the dance to its song without
-the audio. :func:`choreo.pipeline.export_dance` builds it, the caller adds what
-only it knows (the command line its timings) and writes it once.
+:class:`DanceSummary` is the ``<name>.json`` written beside every dance: the
+provenance (which BVH has no slot for), the song's timing, the options, the
+files and the plan, so a reader can match the dance to its song without the
+audio. Its head, :class:`DanceBrief` (tempo, length, style, intensity, frames),
+is what the service keeps in a job's record and its routines catalogue; the
+brief is taken from the summary (:meth:`DanceSummary.brief`), never built
+beside it. The finishing stage makes the summary (:meth:`DanceSummary.describe`),
+the caller adds what only it knows (the command line its timings) and writes it
+once; whoever reads it back validates it (``DanceSummary.model_validate``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
-__all__ = ["DanceSummary"]
+from choreo.contracts.generated import GeneratedMotion
+from choreo.contracts.options import RenderOptions
+from choreo.contracts.plan import Plan
+
+__all__ = ["DanceBrief", "DanceSummary", "PlanField"]
 
 
-class DanceSummary(BaseModel):
-    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute)."""
+def _plan(value: Any) -> Plan:
+    return value if isinstance(value, Plan) else Plan.from_dict(value)
+
+
+PlanField = Annotated[
+    Plan,
+    PlainValidator(_plan),
+    PlainSerializer(Plan.to_dict, return_type=dict),
+    WithJsonSchema({"type": "object", "description": "A choreography plan (choreo.contracts.plan.Plan)."}),
+]
+"""A :class:`~choreo.contracts.plan.Plan` as a pydantic field: JSON in files, the typed plan in code."""
+
+
+class DanceBrief(BaseModel):
+    """What a finished dance is, in a line: the song's tempo and length, the style, the intensity."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    generator: str
+    tempo_bpm: float
+    duration_s: float
+    style: str = Field(description="The style the dance was generated in (auto resolved).")
+    mean_joint_speed_m_per_s: float = Field(description="Mean speed of the 24 joints: the intensity.")
+    frames: int
+    fps: float
     model_version: str
+    model_trained: bool
+
+
+class DanceSummary(DanceBrief):
+    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute)."""
+
+    generator: str
     seed: int
-    style: str
     song_sha256: str
     data_credits: list[str]
-    model_trained: bool
     synthesizer: str = "model"
     energy: str = "auto"
     library_sha256: str = ""
     song: str
-    duration_s: float
-    frames: int
-    fps: float
-    tempo_bpm: float
     beat_times: list[float]
     downbeat_times: list[float]
-    options: dict[str, Any]
+    options: RenderOptions
     files: dict[str, str]
     timings_s: dict[str, float] | None = None
-    plan: dict[str, Any] | None = None
-    """The choreography plan (:class:`choreo.contracts.plan.Plan` as JSON) when the blend danced it."""
+    plan: PlanField | None = None
+    """The choreography plan the dance performed (absent in summaries written before every dance had one)."""
+
+    @classmethod
+    def describe(
+        cls,
+        generated: GeneratedMotion,
+        *,
+        frames: int,
+        fps: float,
+        mean_joint_speed_m_per_s: float,
+        options: RenderOptions,
+        files: dict[str, Path],
+        song_name: str,
+    ) -> DanceSummary:
+        """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``."""
+        provenance, song = generated.provenance, generated.song
+        return cls(
+            generator=provenance.generator,
+            model_version=provenance.model_version,
+            seed=provenance.seed,
+            style=provenance.style,
+            song_sha256=provenance.song_sha256,
+            data_credits=list(provenance.data_credits),
+            model_trained=provenance.model_trained,
+            synthesizer=provenance.synthesizer,
+            energy=provenance.energy,
+            library_sha256=provenance.library_sha256,
+            song=song_name,
+            duration_s=round(song.duration_s, 6),
+            frames=frames,
+            fps=fps,
+            tempo_bpm=round(song.tempo_bpm, 3),
+            mean_joint_speed_m_per_s=round(mean_joint_speed_m_per_s, 4),
+            beat_times=[round(float(t), 4) for t in song.beat_times],
+            downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
+            options=options,
+            files={kind: p.name for kind, p in files.items()},
+            plan=generated.plan,
+        )
+
+    def brief(self) -> DanceBrief:
+        """The summary's head, as the service keeps it in a job's record."""
+        return DanceBrief.model_validate(self.model_dump(include=set(DanceBrief.model_fields)))
 
     def write(self, path: Path) -> Path:
-        """Write the summary as indented JSON (no ``timings_s`` key when there are none); returns ``path``."""
-        path.write_text(self.model_dump_json(indent=2, exclude_none=True) + "\n")
+        """Write the summary as indented JSON (no ``timings_s`` or ``plan`` key when there is none);
+        returns ``path``."""
+        unset = {name for name in ("timings_s", "plan") if getattr(self, name) is None}
+        path.write_text(self.model_dump_json(indent=2, exclude=unset) + "\n")
         return path

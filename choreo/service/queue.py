@@ -2,8 +2,10 @@
 
 The API imports this module, never the tasks: it sends a job's first stage by
 name, so it needs neither the engines nor the pipeline; each stage, when it
-ends, sends the next (``choreo.prepare`` → ``choreo.generate`` →
-``choreo.finish``, :func:`stage_after`). Every message carries the job id and
+ends, sends the next (``choreo.prepare`` → ``choreo.perform`` →
+``choreo.finish``, :func:`stage_after`); ``perform`` goes to the queue of the
+job's synthesizer (:data:`PERFORM_QUEUES`: the blend on CPU workers, the network
+on GPU workers). Every message carries the job id and
 the epoch of its run (:mod:`choreo.service.leases`). The workers build their
 app from the same :func:`celery_config`.
 """
@@ -16,6 +18,7 @@ from typing import Any, cast
 
 from celery import Celery
 
+from choreo.contracts.choices import Synth
 from choreo.service.context import ServiceContext
 from choreo.service.leases import queue_run
 from choreo.service.records import JobRecord
@@ -27,7 +30,8 @@ __all__ = [
     "PRIORITY_STEPS",
     "TASK_CALLBACK",
     "TASK_FINISH",
-    "TASK_GENERATE",
+    "PERFORM_QUEUES",
+    "TASK_PERFORM",
     "TASK_PREPARE",
     "STAGES",
     "broker_messages",
@@ -39,12 +43,13 @@ __all__ = [
     "queue_depths",
     "send_stage",
     "stage_after",
+    "stage_queue",
 ]
 
 CPU_QUEUE = "cpu"
 GPU_QUEUE = "gpu"
 TASK_PREPARE = "choreo.prepare"
-TASK_GENERATE = "choreo.generate"
+TASK_PERFORM = "choreo.perform"
 TASK_FINISH = "choreo.finish"
 TASK_CALLBACK = "choreo.callback"
 PRIORITY_STEPS = list(range(10))
@@ -70,7 +75,6 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
         "task_default_queue": CPU_QUEUE,
         "task_routes": {
             TASK_PREPARE: {"queue": CPU_QUEUE},
-            TASK_GENERATE: {"queue": GPU_QUEUE},
             TASK_FINISH: {"queue": CPU_QUEUE},
             TASK_CALLBACK: {"queue": CPU_QUEUE},
         },
@@ -99,45 +103,45 @@ def make_celery(settings: ServiceSettings, *, name: str = "choreo") -> Celery:
     return app
 
 
-STAGES = (TASK_PREPARE, TASK_GENERATE, TASK_FINISH)
+STAGES = (TASK_PREPARE, TASK_PERFORM, TASK_FINISH)
 """A job's stages in order."""
 
 
-def broker_priority(priority: int, stage: str) -> int:
-    """The Redis transport's priority (0 is served first) of a job's stage.
+def broker_priority(priority: int, stage: str, queue: str = CPU_QUEUE) -> int:
+    """The Redis transport's priority (0 is served first) of a job's stage on ``queue``.
 
-    A job's later stages go before every job's first stage, so an album's
-    first songs finish while the rest queue: ``finish`` (sharing the CPU queue
-    with ``prepare``) always takes step 0; ``prepare`` and ``generate`` take
-    steps 1-9 by the job's priority (9, the most urgent, is step 1).
+    A job's later stages go before every job's first stage, so an album's first
+    songs finish while the rest queue: on the CPU queue ``perform`` (a blend's)
+    and ``finish`` always take step 0; ``prepare``, and ``perform`` on the GPU
+    queue (where it is the only stage), take steps 1-9 by the job's priority (9,
+    the most urgent, is step 1).
     """
-    if stage == TASK_FINISH:
+    if stage != TASK_PREPARE and queue == CPU_QUEUE:
         return 0
     return 1 + (9 - priority) * 8 // 9
 
 
-_QUEUES = {TASK_PREPARE: CPU_QUEUE, TASK_GENERATE: GPU_QUEUE, TASK_FINISH: CPU_QUEUE}
+PERFORM_QUEUES: dict[Synth, str] = {"blend": CPU_QUEUE, "model": GPU_QUEUE}
+"""Where each synthesizer's ``perform`` runs: the blend on a CPU worker, the network on a GPU worker."""
+
+
+def stage_queue(job: JobRecord, stage: str) -> str:
+    """The queue a stage of this job goes to."""
+    return PERFORM_QUEUES[job.options.synth] if stage == TASK_PERFORM else CPU_QUEUE
 
 
 def stage_after(job: JobRecord, stage: str) -> str | None:
-    """The stage that follows ``stage`` for this job, or None after the last (or for another task).
-
-    The blend synthesizer's jobs have no GPU stage: ``prepare`` plans and makes their dance.
-    """
-    if stage not in STAGES:
+    """The stage that follows ``stage`` for this job, or None after the last (or for another task)."""
+    if stage not in STAGES or stage == STAGES[-1]:
         return None
-    later = [
-        name
-        for name in STAGES[STAGES.index(stage) + 1 :]
-        if not (name == TASK_GENERATE and job.options.synth == "blend")
-    ]
-    return later[0] if later else None
+    return STAGES[STAGES.index(stage) + 1]
 
 
 def send_stage(app: Celery, job: JobRecord, stage: str, epoch: int) -> None:
     """Send one stage of the job to its queue, at its priority, as a message of run ``epoch``."""
+    queue = stage_queue(job, stage)
     app.send_task(
-        stage, args=(job.id, epoch), queue=_QUEUES[stage], priority=broker_priority(job.priority, stage)
+        stage, args=(job.id, epoch), queue=queue, priority=broker_priority(job.priority, stage, queue)
     )
 
 

@@ -14,8 +14,10 @@ from celery import Celery
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import index_batch, index_job
 from choreo.service.keys import index_key
-from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE, enqueue_job
+from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE, enqueue_job
 from choreo.service.records import (
+    PERFORMED,
+    PREPARED,
     ApiKeyRecord,
     BatchRecord,
     JobRecord,
@@ -24,6 +26,7 @@ from choreo.service.records import (
     TrackRecord,
     job_prefix,
     team_secret_key,
+    work_key,
 )
 from choreo.service.routines import index_routine
 from choreo.service.teams import index_team_secret
@@ -34,16 +37,12 @@ __all__ = ["rebuild_index", "resume_stage"]
 
 
 def resume_stage(ctx: ServiceContext, job: JobRecord) -> str:
-    """The stage an unfinished job goes on from: the first whose output is not stored yet.
-
-    A blend job has no GPU stage (``prepare`` makes its dance), so it goes on from ``prepare``
-    until its ``generated.npz`` is stored.
-    """
+    """The stage an unfinished job goes on from: the first whose output is not stored yet."""
     stored = set(ctx.storage.list_keys(f"{job_prefix(job.id)}work/"))
-    if f"{job_prefix(job.id)}work/generated.npz" in stored:
+    if work_key(job.id, PERFORMED) in stored:
         return TASK_FINISH
-    if f"{job_prefix(job.id)}work/features.npz" in stored and job.options.synth != "blend":
-        return TASK_GENERATE
+    if work_key(job.id, PREPARED) in stored:
+        return TASK_PERFORM
     return TASK_PREPARE
 
 

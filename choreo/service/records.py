@@ -15,15 +15,18 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from choreo.contracts.choices import AUTO, DANCE_FORMATS, STYLES
 from choreo.contracts.options import RenderOptions
+from choreo.contracts.summary import DanceBrief
 from choreo.errors import ParameterError
 from choreo.models import shipped_library_sha256
 
 __all__ = [
     "ACTIVE_STATES",
+    "PERFORMED",
+    "PREPARED",
     "INTENSITY_LEVELS",
     "SCOPES",
     "TERMINAL_STATES",
@@ -32,7 +35,6 @@ __all__ = [
     "JobOptions",
     "JobRecord",
     "JobState",
-    "JobSummary",
     "RoutineRecord",
     "TeamSecretRecord",
     "TrackRecord",
@@ -46,6 +48,7 @@ __all__ = [
     "song_key",
     "team_secret_key",
     "team_track_key",
+    "work_key",
 ]
 
 SCOPES = ("content", "fitness", "admin", "operator")
@@ -102,7 +105,7 @@ class JobOptions(RenderOptions):
         """A digest of the track and every option that changes the output: the dedup key."""
         # Options left at their defaults since they were added (units, the mp4 excerpt) are left out,
         # so that requests made before they existed keep their key; so are the energy and the synth
-        # when they ask for what the model always did. A blend's key names the library it planned on.
+        # when they ask for what the model always did. The key names the library the dance is planned on.
         later = {
             "units": None,
             "video_start_s": 0.0,
@@ -112,8 +115,7 @@ class JobOptions(RenderOptions):
         }
         canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
-        if self.synth == "blend":
-            canonical["library"] = shipped_library_sha256()
+        canonical["library"] = shipped_library_sha256()
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
@@ -130,21 +132,6 @@ class TrackRecord(BaseModel):
     @property
     def storage_key(self) -> str:
         return song_key(self.sha256, self.ext)
-
-
-class JobSummary(BaseModel):
-    """What a finished job made: the song's tempo and length and the dance's measures."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tempo_bpm: float
-    duration_s: float
-    style: str = Field(description="The style the dance was generated in (auto resolved).")
-    mean_joint_speed_m_per_s: float = Field(description="Mean speed of the 24 joints: the intensity.")
-    frames: int
-    fps: float
-    model_version: str
-    model_trained: bool
 
 
 class JobRecord(BaseModel):
@@ -165,7 +152,7 @@ class JobRecord(BaseModel):
     error_code: str | None = None
     error_message: str | None = None
     artifacts: dict[str, str] = Field(default_factory=dict, description="Storage key by kind.")
-    summary: JobSummary | None = Field(default=None, description="Set when the job is done.")
+    summary: DanceBrief | None = Field(default=None, description="Set when the job is done.")
     timings_s: dict[str, float] = Field(default_factory=dict)
     seq: int = 0
     created_at: float = Field(default_factory=now_s)
@@ -253,6 +240,18 @@ def team_secret_key(team: str) -> str:
 
 def job_prefix(job_id: str) -> str:
     return f"jobs/{job_id}/"
+
+
+PREPARED = "prepared.npz"
+"""The prepare stage's output (a song's analysis and plan), under the job's ``work/``."""
+
+PERFORMED = "performed.npz"
+"""The perform stage's output (the raw dance), under the job's ``work/``."""
+
+
+def work_key(job_id: str, name: str) -> str:
+    """Where a stage of the job keeps its output ``name``: ``jobs/<id>/work/<name>``."""
+    return f"{job_prefix(job_id)}work/{name}"
 
 
 def job_record_key(job_id: str) -> str:

@@ -203,14 +203,15 @@ def test_boto3_transfer_errors_are_storage_errors_and_a_5xx_under_them_is_transi
 
 
 def test_later_stages_go_before_first_stages_and_priority_orders_the_rest() -> None:
-    from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE, broker_priority
+    from choreo.service.queue import GPU_QUEUE, TASK_FINISH, TASK_PERFORM, TASK_PREPARE, broker_priority
 
     # The Redis transport serves step 0 first.
     assert broker_priority(0, TASK_FINISH) == broker_priority(9, TASK_FINISH) == 0
     prepares = [broker_priority(p, TASK_PREPARE) for p in range(10)]
     assert all(1 <= step <= 9 for step in prepares)
     assert prepares == sorted(prepares, reverse=True) and prepares[9] < prepares[0]
-    assert broker_priority(5, TASK_GENERATE) == broker_priority(5, TASK_PREPARE)
+    assert broker_priority(5, TASK_PERFORM, GPU_QUEUE) == broker_priority(5, TASK_PREPARE)
+    assert broker_priority(5, TASK_PERFORM) == 0  # a blend performs on the CPU queue, before any prepare
 
 
 @pytest.mark.parametrize("state", ["done", "failed", "cancelled"])
