@@ -35,9 +35,9 @@ import soundfile as sf
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
 from choreo.service.keys import create_key
-from choreo.service.localstack import LocalStack, free_ports
 from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
+from tests.harness.localstack import LocalStack, free_ports
 from tests.service.helpers import MUSIC, SONGS, rebuild_index
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]

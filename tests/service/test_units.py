@@ -106,8 +106,8 @@ def test_artifact_names_are_safe_file_stems() -> None:
 
 def test_storage_errors_say_whether_retrying_can_help() -> None:
     from choreo.errors import StorageError
-    from choreo.service.localstack import free_ports
     from choreo.service.storage import Storage
+    from tests.harness.localstack import free_ports
 
     (port,) = free_ports(1)
     nobody = Storage(
