@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from choreo.errors import ParameterError
 
-__all__ = ["AUTO", "STYLES", "auto_style", "auto_style_bands", "resolve_style"]
+__all__ = ["AUTO", "STYLES", "auto_style", "auto_style_bands"]
 
 STYLES: tuple[str, ...] = ("salsa", "modern", "breakdance", "whirl")
 AUTO = "auto"
@@ -33,20 +33,3 @@ def auto_style(tempo_bpm: float) -> str:
         if tempo_bpm < upper:
             return style
     raise ParameterError(f"tempo must be a number, got {tempo_bpm}")
-
-
-def resolve_style(name: str, tempo_bpm: float | None = None) -> str:
-    """Validate a style name and turn ``auto`` into a concrete style.
-
-    Raises
-    ------
-    ParameterError
-        For an unknown name, listing the known ones.
-    """
-    if name == AUTO:
-        if tempo_bpm is None:
-            raise ParameterError("style 'auto' needs the song's tempo")
-        return auto_style(tempo_bpm)
-    if name not in STYLES:
-        raise ParameterError(f"unknown style {name!r}; choose one of {', '.join((*STYLES, AUTO))}")
-    return name

@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from choreo.errors import ParameterError
-from choreo.styles import STYLES, auto_style, resolve_style
+from choreo.styles import STYLES, auto_style
 
 
 def test_auto_follows_the_tempo() -> None:
     assert auto_style(80.0) == "modern"
     assert auto_style(110.0) == "salsa"
     assert auto_style(160.0) == "breakdance"
-    assert resolve_style("auto", 110.0) == "salsa"
-
-
-@pytest.mark.parametrize("style", STYLES)
-def test_named_styles_resolve_to_themselves(style: str) -> None:
-    assert resolve_style(style, 120.0) == style
-
-
-def test_unknown_style_names_the_choices() -> None:
-    with pytest.raises(ParameterError, match="unknown style 'tango'.*salsa"):
-        resolve_style("tango")
 
 
 def test_styles_verb_lists_every_style_and_auto(capsys: pytest.CaptureFixture[str]) -> None:
