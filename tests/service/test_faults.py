@@ -342,7 +342,7 @@ def _failing_once(write: Callable[..., None], nth: int, counter: list[int]) -> C
         if counter[0] == nth:
             from choreo.errors import StorageError
 
-            raise StorageError("injected: storage refused this write once")
+            raise StorageError("injected: storage failed this write once", transient=True)
         write(*args, **kwargs)
 
     return flaky
