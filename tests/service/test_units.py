@@ -168,6 +168,24 @@ def test_a_job_lock_held_by_another_writer_is_transient(monkeypatch: pytest.Monk
         ctx.redis.delete(lock)
 
 
+def test_the_apis_own_refusals_are_in_the_error_tree() -> None:
+    from api.errors import ApiError
+    from choreo.errors import ChoreoError
+    from worker.tasks import is_transient
+
+    err = ApiError(429, "rate_limited", "retry in 3 s", headers={"Retry-After": "3"})
+    assert isinstance(err, ChoreoError) and not is_transient(err)
+    assert (err.status, err.code, err.message, err.headers) == (
+        429,
+        "rate_limited",
+        "retry in 3 s",
+        {"Retry-After": "3"},
+    )
+    missing = ApiError.not_found("job", "job_1")
+    assert (missing.status, missing.code) == (404, "not_found")
+    assert missing.message == "no job 'job_1' for this key's team"
+
+
 def test_intensity_levels_follow_the_configured_bounds() -> None:
     from choreo.service.context import ServiceContext
     from choreo.service.routines import intensity_level
