@@ -50,7 +50,7 @@ test: venv studio
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q -ra
 
-# mypy checks choreo/, engines/, exporters/, api/ and worker/ ([tool.mypy] in pyproject.toml).
+# mypy checks choreo/, engines/, exporters/, api/, worker/ and tests/harness/ ([tool.mypy] in pyproject.toml).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

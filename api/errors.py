@@ -1,10 +1,10 @@
 """One error body for every refusal: ``{"error": {"code": ..., "message": ...}}``.
 
-Handlers turn :class:`ApiError`, the project's :class:`~choreo.errors.ChoreoError`
-family, request validation errors and Redis outages into that body with the
-right status, so a client reads every 4xx and 5xx the same way. What a client
-reads never names a path, a storage key or a server (``public_message``); the
-log line of a 5xx keeps the details.
+Handlers turn the project's :class:`~choreo.errors.ChoreoError` family (the
+API's own refusals, :class:`ApiError`, among them), request validation errors
+and Redis outages into that body with the right status, so a client reads every
+4xx and 5xx the same way. What a client reads never names a path, a storage key
+or a server (``public_message``); the log line of a 5xx keeps the details.
 """
 
 from __future__ import annotations
@@ -34,16 +34,20 @@ __all__ = ["ApiError", "BodyTooLarge", "error_response", "install_error_handlers
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
-    """A refusal with an HTTP status, a machine-readable code and a message for people."""
+class ApiError(ChoreoError):
+    """A refusal with an HTTP status, a machine-readable code and a message for people.
+
+    What the API refuses on its own (no key, a bad range, another team's object) carries its
+    status and any headers (``Retry-After``, ``WWW-Authenticate``); the rest of the error tree
+    gets its status from its class (:func:`_choreo_status`). The message is the API's own,
+    written for the client, so it goes out as it is.
+    """
 
     def __init__(
         self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, code=code)
         self.status = status
-        self.code = code
-        self.message = message
         self.headers = headers
 
     @classmethod
@@ -88,12 +92,10 @@ def _choreo_status(exc: ChoreoError) -> int:
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.headers)
-
     @app.exception_handler(ChoreoError)
     async def _choreo_error(request: Request, exc: ChoreoError) -> JSONResponse:
+        if isinstance(exc, ApiError):
+            return error_response(exc.status, exc.code, exc.message, exc.headers)
         status = _choreo_status(exc)
         if status >= 500:
             log.warning("%s on %s %s: %s", exc.code, request.method, request.url.path, exc)

@@ -1,6 +1,6 @@
 """Crash recovery: seconds from a worker's SIGKILL mid-stage to its job done on another worker.
 
-Starts the real service (:class:`choreo.service.localstack.LocalStack`: SeaweedFS
+Starts the real service (:class:`tests.harness.localstack.LocalStack`: SeaweedFS
 S3, uvicorn, Celery workers) with a ``redis-server`` of its own on a free port,
 two CPU workers and two GPU workers, and the service's default lease settings
 (``CHOREO_LEASE_TTL_S`` 10 s, ``CHOREO_REAP_INTERVAL_S`` 2 s) and timeouts (stage
@@ -41,8 +41,8 @@ from choreo.client import ChoreoClient  # noqa: E402
 from choreo.errors import ChoreoError  # noqa: E402
 from choreo.service.keys import create_key  # noqa: E402
 from choreo.service.leases import read_run  # noqa: E402
-from choreo.service.localstack import LocalStack, free_ports  # noqa: E402
 from choreo.service.queue import TASK_GENERATE, TASK_PREPARE  # noqa: E402
+from tests.harness.localstack import LocalStack, free_ports  # noqa: E402
 
 MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
 

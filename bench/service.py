@@ -1,7 +1,7 @@
 """Service benchmark: songs per hour through the whole service, and its overhead on one song.
 
 Starts the real service (SeaweedFS S3, uvicorn, Celery workers) with
-:class:`choreo.service.localstack.LocalStack` on the Redis at 127.0.0.1:6379
+:class:`tests.harness.localstack.LocalStack` on the Redis at 127.0.0.1:6379
 (database ``--redis-db``, flushed before and after) and measures:
 
 - **throughput**, for each ``--cpu-workers`` count: upload ``--songs`` real
@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from choreo.client import ChoreoClient  # noqa: E402
 from choreo.service.keys import create_key  # noqa: E402
-from choreo.service.localstack import LocalStack  # noqa: E402
+from tests.harness.localstack import LocalStack  # noqa: E402
 
 MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
 LONG_SONG = MUSIC / "hedgewars__Music__EarthRise.ogg"  # 176 s: a 3-minute song

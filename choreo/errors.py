@@ -3,7 +3,8 @@
 Every error carries a short machine-readable ``code`` so that the CLI, the API
 and failed jobs can all report the same reason. ``transient`` tells retrying
 middleware whether trying again could help (an S3 timeout) or not (a corrupt
-song).
+song). Errors are permanent unless their class or the one raising them says
+otherwise: only an outage is worth retrying.
 """
 
 from __future__ import annotations
@@ -22,15 +23,25 @@ __all__ = [
 
 
 class ChoreoError(Exception):
-    """Root of every error Choreo raises on purpose."""
+    """Root of every error Choreo raises on purpose.
+
+    Parameters
+    ----------
+    message : what went wrong, for people
+    code : the machine-readable reason, instead of the class's
+    transient : whether trying again later could succeed, instead of the class's (for an
+        error class that holds both outages and refusals, such as :class:`StorageError`)
+    """
 
     code: str = "choreo_error"
     transient: bool = False
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, transient: bool | None = None) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
+        if transient is not None:
+            self.transient = transient
 
     @property
     def message(self) -> str:
@@ -62,10 +73,14 @@ class ExportError(ChoreoError):
 
 
 class StorageError(ChoreoError):
-    """Object storage refused or failed an operation."""
+    """Object storage refused or failed an operation.
+
+    Permanent unless raised with ``transient=True``: a refusal (403, a bad key name, a prefix
+    without '/') fails the same way every time; only an outage (storage unreachable, a timeout,
+    a 5xx, throttling) is worth retrying.
+    """
 
     code = "storage_error"
-    transient = True
 
 
 class ConflictError(ChoreoError):

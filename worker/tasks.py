@@ -2,8 +2,8 @@
 
 The cross-cutting rules live once, in :meth:`JobTask.run_stage`:
 
-- a transient error (storage or Redis unreachable, a 5xx, boto3's transfer
-  errors, a connection reset) is retried with exponential backoff, capped at
+- a transient error (storage or Redis unreachable, a timeout, a 5xx, throttling,
+  boto3's transfer errors over an outage, a connection reset) is retried with exponential backoff, capped at
   ``retry_backoff_cap_s``, up to ``task_max_retries`` times: about 150 s with
   the defaults, longer than a 60 s outage. When even the retry cannot be
   published (Redis is down too) the message is rejected back to the queue, or,

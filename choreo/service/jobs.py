@@ -129,12 +129,20 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 
 @contextmanager
 def _write_lock(ctx: ServiceContext, job_id: str) -> Iterator[None]:
-    """Let one writer at a time write a job's storage record and then its index entry."""
+    """Let one writer at a time write a job's storage record and then its index entry.
+
+    Raises
+    ------
+    StorageError
+        Transient, when the lock stayed taken for two of its terms: it lapses by itself, so the
+        writer met a busy job (or a stalled writer), which a later try gets past; the job itself
+        is not at fault and must not fail for it.
+    """
     lock, token = ctx.key("job_lock", job_id), secrets.token_hex(8)
     deadline = time.monotonic() + 2 * _WRITE_LOCK_S
     while not ctx.redis.set(lock, token, nx=True, ex=_WRITE_LOCK_S):
         if time.monotonic() > deadline:
-            raise StorageError(f"job {job_id} stayed locked by another writer")
+            raise StorageError(f"job {job_id} stayed locked by another writer", transient=True)
         time.sleep(0.01)
     try:
         yield

@@ -1,9 +1,10 @@
 """Object storage through boto3: MinIO, SeaweedFS and AWS S3 alike.
 
-Every failure becomes a :class:`~choreo.errors.StorageError`; those that trying
-again could fix (timeouts, refused connections, 5xx answers) stay ``transient``
-so workers retry them (boto3's transfer errors too, which are not botocore's),
-and a missing object is reported as ``None`` or
+Every failure becomes a :class:`~choreo.errors.StorageError`. Only the outages,
+which trying again could fix (no connection, a timeout, a read cut short, a 5xx
+answer, throttling), are marked ``transient`` so workers retry them (boto3's
+transfer errors too, which are not botocore's); a refusal (403, a bad key name,
+missing credentials) is permanent. A missing object is reported as ``None`` or
 :class:`ObjectMissing`, never as an exception from botocore.
 """
 
@@ -20,7 +21,8 @@ import boto3
 from boto3.exceptions import Boto3Error
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, IncompleteReadError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from s3transfer.exceptions import RetriesExceededError as TransferRetriesExceededError
 
 from choreo.errors import StorageError
@@ -32,29 +34,36 @@ _MISSING_CODES = {"404", "NoSuchKey", "NotFound", "NoSuchUpload"}
 
 _TRANSFER_ERRORS = (ClientError, BotoCoreError, Boto3Error, TransferRetriesExceededError)
 """What boto3's managed transfers raise: besides botocore's own, ``S3UploadFailedError`` (a 5xx
-during an upload) and the retries-exceeded errors of a download; all but a client error can heal."""
+during an upload) and the retries-exceeded errors of a download."""
+
+_OUTAGES = (BotoConnectionError, HTTPClientError, IncompleteReadError, TransferRetriesExceededError)
+"""Errors of a store that did not answer: no connection (refused, DNS, TLS, proxy), a connect or
+read timeout, a connection closed or a body cut short, a download's retries used up."""
+
+_THROTTLED_CODES = {"SlowDown", "RequestTimeout"}
 
 
 class ObjectMissing(StorageError):
     """The object asked for does not exist."""
 
     code = "not_found"
-    transient = False
 
 
 def _wrap(exc: Exception, action: str, key: str) -> StorageError:
+    """The :class:`StorageError` for a botocore, boto3 or s3transfer error; transient for outages only."""
     if isinstance(exc, ClientError):
         code = str(exc.response.get("Error", {}).get("Code", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         if code in _MISSING_CODES:
             return ObjectMissing(f"storage has no object {key!r}")
-        err = StorageError(f"storage refused to {action} {key!r}: {code or status}")
-        err.transient = status >= 500 or status in (408, 429) or code in ("SlowDown", "RequestTimeout")
-        return err
+        transient = status >= 500 or status in (408, 429) or code in _THROTTLED_CODES
+        return StorageError(f"storage refused to {action} {key!r}: {code or status}", transient=transient)
     cause = exc.__context__ if isinstance(exc, Boto3Error) and exc.__context__ is not None else exc
-    if isinstance(cause, ClientError) and cause is not exc:
+    if cause is not exc and isinstance(cause, (ClientError, BotoCoreError)):
         return _wrap(cause, action, key)
-    return StorageError(f"storage unreachable while trying to {action} {key!r}: {exc}")
+    if isinstance(exc, _OUTAGES):
+        return StorageError(f"storage unreachable while trying to {action} {key!r}: {exc}", transient=True)
+    return StorageError(f"storage could not {action} {key!r}: {exc}")
 
 
 class Storage:

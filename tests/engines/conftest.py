@@ -1,11 +1,11 @@
-"""Fixtures for the engine tests: the tiny model, the shipped model, one engine per backend."""
+"""Fixtures for the engine tests: the tiny styled model, the shipped guided model, one engine per backend."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from engine_testkit import BACKEND_FACTORIES, STYLED_MODEL, backend_skip_reason
+from engine_testkit import BACKEND_FACTORIES, SHIPPED_MODEL, backend_skip_reason
 from tiny_engine_model import build_tiny_model
 
 
@@ -16,11 +16,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session", params=["tiny", "shipped"])
 def model_path(request: pytest.FixtureRequest, tiny_model: Path) -> Path:
-    if request.param == "tiny":
-        return tiny_model
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
-    return STYLED_MODEL
+    return tiny_model if request.param == "tiny" else SHIPPED_MODEL
 
 
 @pytest.fixture(scope="session", params=list(BACKEND_FACTORIES))

@@ -10,24 +10,43 @@ from typing import Any
 import numpy as np
 
 from choreo.contracts.model_spec import ModelSpec
+from choreo.models import DEFAULT_MODEL_PATH
+from choreo.motion.skeleton import REST_PELVIS_HEIGHT_M
 
-__all__ = ["BACKEND_FACTORIES", "backend_skip_reason", "make_inputs", "to_numpy_state"]
+__all__ = ["BACKEND_FACTORIES", "SHIPPED_MODEL", "backend_skip_reason", "make_inputs", "to_numpy_state"]
 
-# The engine contract is checked on the earlier styled LSTM (music, style, latent in; trained,
-# self-contained), kept as a fixture only: the shipped guided model has the same contract.
-STYLED_MODEL = Path(__file__).resolve().parents[2] / "tests" / "data" / "styled-lstm.onnx"
+SHIPPED_MODEL = DEFAULT_MODEL_PATH
+"""The model the product ships (``choreo-guided.onnx``: music, guide, junction and latent in, trained)."""
+
+_MAX_JUNCTION_S = 2.0
+"""Longest gap to a junction in :func:`make_inputs`, about a phrase."""
 
 
 def make_inputs(spec: ModelSpec, batch: int, frames: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Random conditioning of the model's widths: features, a one-hot style per sequence, a latent."""
-    styles = rng.integers(0, len(spec.styles), size=batch)
-    style = np.zeros((batch, frames, len(spec.styles)), dtype=np.float32)
-    style[np.arange(batch), :, styles] = 1.0
-    return {
-        "music": rng.standard_normal((batch, frames, spec.feature_dim)).astype(np.float32),
-        "style": style,
-        "latent": rng.standard_normal((batch, frames, spec.latent_dim)).astype(np.float32),
-    }
+    """Random conditioning for every input the model declares, ``{name: [batch, frames, width]}`` float32.
+
+    Music features and the latent are standard normal; a style is one-hot, one per sequence; a guide
+    is a pose of the contract layout (joint rotations of about 0.3 rad, the root near the floor's
+    centre at the rest pose's pelvis height); a junction is the seconds since the previous and to
+    the next junction.
+    """
+    out: dict[str, np.ndarray] = {}
+    for name, width in spec.input_widths.items():
+        shape = (batch, frames, width)
+        if name == "style":
+            value = np.zeros(shape)
+            value[np.arange(batch), :, rng.integers(0, width, size=batch)] = 1.0
+        elif name == "guide":
+            value = rng.normal(0.0, 0.3, size=shape)
+            value[..., -3:] = rng.normal(
+                (0.0, REST_PELVIS_HEIGHT_M, 0.0), (0.3, 0.05, 0.3), size=(*shape[:2], 3)
+            )
+        elif name == "junction":
+            value = rng.uniform(0.0, _MAX_JUNCTION_S, size=shape)
+        else:
+            value = rng.standard_normal(shape)
+        out[name] = value.astype(np.float32)
+    return out
 
 
 def to_numpy_state(state: dict[str, Any]) -> dict[str, np.ndarray]:

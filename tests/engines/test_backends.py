@@ -1,6 +1,6 @@
 """One test suite for every backend this machine can run (the others skip, saying why).
 
-Each backend runs the tiny test model and, once exported, the shipped model.
+Each backend runs the tiny styled test model (built in code) and the shipped guided model.
 """
 
 from __future__ import annotations
@@ -58,6 +58,21 @@ def test_state_carries_the_dance(engine, rng):
     fresh, _ = engine.run(inputs, engine.initial_state(1))
     carried, _ = engine.run(inputs, state)
     assert np.abs(fresh - carried).max() > 1e-3
+
+
+def test_every_declared_input_moves_the_dance(engine, rng):
+    """Each input the model declares (a style, or a guide and junction timing) reaches the poses.
+
+    The run is deterministic (below), so poses equal to the last bit mean the input is not wired in.
+    """
+    inputs = make_inputs(engine.spec, 1, 32, rng)
+    poses, _ = engine.run(inputs, engine.initial_state(1))
+    other = make_inputs(engine.spec, 1, 32, rng)
+    if "style" in other:
+        other["style"] = np.roll(inputs["style"], 1, axis=-1)  # surely another style
+    for name in engine.spec.input_widths:
+        moved, _ = engine.run(inputs | {name: other[name]}, engine.initial_state(1))
+        assert not np.array_equal(moved, poses), f"input {name!r} does not reach the poses"
 
 
 def test_deterministic(engine, rng):

@@ -6,6 +6,7 @@ import json
 
 import onnx
 import pytest
+from engine_testkit import SHIPPED_MODEL
 
 from choreo.cli.main import main
 from engines.registry import BACKENDS, tensorrt_build_reason
@@ -95,11 +96,9 @@ def test_build_with_the_forced_flavour_missing_explains(tiny_model, tmp_path, ca
 
 
 def test_build_then_a_cache_hit(tmp_path, capsys):
-    from engine_testkit import STYLED_MODEL
-
     if tensorrt_build_reason() is not None:
         pytest.skip(f"no TensorRT engine can be built here: {tensorrt_build_reason()}")
-    argv = ["engines", "build", "--precision", "fp16", "--profile", "realtime", "--model", str(STYLED_MODEL)]
+    argv = ["engines", "build", "--precision", "fp16", "--profile", "realtime", "--model", str(SHIPPED_MODEL)]
     argv += ["--cache-dir", str(tmp_path)]
     assert main(argv) == 0
     first = capsys.readouterr().out
@@ -134,10 +133,6 @@ def test_selfcheck_with_no_arguments_checks_the_demo_song(tmp_path, capsys, monk
 
 @pytest.mark.slow
 def test_selfcheck_on_a_real_song(shared_data, tmp_path, capsys):
-    from engine_testkit import STYLED_MODEL
-
-    if not STYLED_MODEL.is_file():
-        pytest.skip("shipped model not exported yet")
     report = tmp_path / "selfcheck.json"
     code = main(
         [

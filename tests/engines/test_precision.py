@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from engine_testkit import STYLED_MODEL, make_inputs
+from engine_testkit import SHIPPED_MODEL, make_inputs
 
 from choreo.errors import EngineError
 from engines.accuracy import compare_poses, rotation_error_deg, trajectory_mse_normalised
@@ -15,9 +15,7 @@ from engines.precision import quantize_int8, to_mixed_fp16
 
 @pytest.fixture(scope="module")
 def shipped():
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
-    return onnx.load(str(STYLED_MODEL))
+    return onnx.load(str(SHIPPED_MODEL))
 
 
 def _loop_bodies(model):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from engine_testkit import STYLED_MODEL, make_inputs
+from engine_testkit import SHIPPED_MODEL, make_inputs
 from pydantic import ValidationError
 from tiny_engine_model import tiny_spec
 
@@ -130,10 +130,8 @@ def rtx():
 
 @pytest.fixture(scope="module")
 def shipped() -> tuple[Path, ModelSpec]:
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
-    model = onnx.load(str(STYLED_MODEL), load_external_data=False)
-    return STYLED_MODEL, ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
+    model = onnx.load(str(SHIPPED_MODEL), load_external_data=False)
+    return SHIPPED_MODEL, ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +210,7 @@ def test_a_second_build_is_a_cache_hit(rtx, shipped, tmp_path):
 def test_garbage_onnx_file_is_refused_with_the_parser_errors(rtx, shipped, tmp_path):
     _, spec = shipped
     broken = tmp_path / "broken.onnx"
-    broken.write_bytes(STYLED_MODEL.read_bytes()[:5000])
+    broken.write_bytes(SHIPPED_MODEL.read_bytes()[:5000])
     with pytest.raises(EngineBuildError, match=r"could not parse .*broken\.onnx:\n  \S"):
         _build(rtx, broken, spec, tmp_path)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from engine_testkit import STYLED_MODEL, make_inputs, to_numpy_state
+from engine_testkit import SHIPPED_MODEL, make_inputs, to_numpy_state
 
 from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
@@ -28,18 +28,18 @@ needs_rtx = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def spec() -> ModelSpec:
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
-    model = onnx.load(str(STYLED_MODEL), load_external_data=False)
+    model = onnx.load(str(SHIPPED_MODEL), load_external_data=False)
     return ModelSpec.from_metadata({p.key: p.value for p in model.metadata_props})
 
 
 def test_slot_buffers_hold_the_profile_maximum(spec):
     sizes = slot_buffer_floats(spec, PROFILES["offline"])
     assert sizes["music"] == 256 * 128 * spec.feature_dim
-    assert sizes["style"] == 256 * 128 * len(spec.styles)
+    assert sizes["guide"] == 256 * 128 * 75
+    assert sizes["junction"] == 256 * 128 * 2
     assert sizes["latent"] == 256 * 128 * spec.latent_dim
     assert sizes[POSES_OUTPUT] == 256 * 128 * 75
+    assert set(sizes) == {"music", "guide", "junction", "latent", POSES_OUTPUT}
     assert not any(name.startswith("state") for name in sizes)  # the state lives in the caller's rows
 
 
@@ -52,7 +52,7 @@ def test_the_runtime_expects_exactly_the_networks_tensors(spec):
         builder = rtx.trt.Builder(rtx.logger)
         network = builder.create_network(0)
         parser = rtx.trt.OnnxParser(network, rtx.logger)
-        assert parser.parse_from_file(str(STYLED_MODEL))
+        assert parser.parse_from_file(str(SHIPPED_MODEL))
     io = {network.get_input(i).name for i in range(network.num_inputs)}
     io |= {network.get_output(i).name for i in range(network.num_outputs)}
     assert engine_tensor_names(spec) == io
@@ -89,7 +89,7 @@ def test_an_engine_that_cannot_run_here_is_refused_with_the_reason(spec, tmp_pat
 
     rtx = load_flavour("tensorrt-rtx")
     settings = EngineSettings(cache_dir=tmp_path, profile="realtime", precision="fp32")
-    plan, _ = ensure_plan(STYLED_MODEL, settings, flavour=rtx)
+    plan, _ = ensure_plan(SHIPPED_MODEL, settings, flavour=rtx)
     wanted = r"cannot load the engine .*\.plan: TensorRT-RTX .* cannot run here"
     with pytest.raises(EngineError, match=wanted):
         TensorRTEngine(plan, spec=spec, profile=PROFILES["realtime"], flavour=rtx)
@@ -112,8 +112,8 @@ def test_engine_matches_onnxruntime_and_keeps_the_state_on_the_device(gpu_engine
     from engines.onnxruntime_engine import OnnxRuntimeEngine
     from engines.tensorrt_engine import TensorRTEngine
 
-    engine = TensorRTEngine.from_onnx(STYLED_MODEL, gpu_engine_settings)
-    reference = OnnxRuntimeEngine(STYLED_MODEL, threads=1)
+    engine = TensorRTEngine.from_onnx(SHIPPED_MODEL, gpu_engine_settings)
+    reference = OnnxRuntimeEngine(SHIPPED_MODEL, threads=1)
     state, ref_state = engine.initial_state(3), reference.initial_state(3)
     for frames in (64, 16):
         inputs = make_inputs(engine.spec, 3, frames, rng)
@@ -130,7 +130,7 @@ def test_engine_matches_onnxruntime_and_keeps_the_state_on_the_device(gpu_engine
 def test_rtx_runtime_cache_is_saved_and_reused_across_restarts(gpu_engine_settings, rng):
     from engines.tensorrt_engine import TensorRTEngine
 
-    first = TensorRTEngine.from_onnx(STYLED_MODEL, gpu_engine_settings)
+    first = TensorRTEngine.from_onnx(SHIPPED_MODEL, gpu_engine_settings)
     if not first.flavour.is_rtx:
         pytest.skip(f"{first.flavour.label} has no runtime cache")
     assert not first.runtime_cache_loaded
@@ -138,7 +138,7 @@ def test_rtx_runtime_cache_is_saved_and_reused_across_restarts(gpu_engine_settin
     first.close()
     cache_files = list(gpu_engine_settings.cache_dir.glob("*.runtime-cache"))
     assert len(cache_files) == 1 and cache_files[0].stat().st_size > 0
-    second = TensorRTEngine.from_onnx(STYLED_MODEL, gpu_engine_settings)  # a worker restart
+    second = TensorRTEngine.from_onnx(SHIPPED_MODEL, gpu_engine_settings)  # a worker restart
     assert second.runtime_cache_loaded
 
 
@@ -146,6 +146,6 @@ def test_rtx_runtime_cache_is_saved_and_reused_across_restarts(gpu_engine_settin
 def test_a_chunk_outside_the_profile_is_refused(gpu_engine_settings, rng):
     from engines.tensorrt_engine import TensorRTEngine
 
-    engine = TensorRTEngine.from_onnx(STYLED_MODEL, gpu_engine_settings)
+    engine = TensorRTEngine.from_onnx(SHIPPED_MODEL, gpu_engine_settings)
     with pytest.raises(EngineError, match="outside the engine's profile"):
         engine.run(make_inputs(engine.spec, 9, 16, rng), engine.initial_state(9))

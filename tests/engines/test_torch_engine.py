@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from engine_testkit import STYLED_MODEL, make_inputs
+from engine_testkit import SHIPPED_MODEL, make_inputs
 
 from choreo.errors import EngineError
 from engines.accuracy import rotation_error_deg
@@ -18,9 +18,7 @@ from engines.torch_engine import TorchEngine, batch_bucket  # noqa: E402
 
 @pytest.fixture(scope="module")
 def shipped():
-    if not STYLED_MODEL.is_file():
-        pytest.skip(f"styled fixture model missing: {STYLED_MODEL}")
-    return STYLED_MODEL
+    return SHIPPED_MODEL
 
 
 def test_batch_buckets_are_powers_of_two():

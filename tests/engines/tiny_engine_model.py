@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from choreo.contracts.model_spec import ModelSpec
 from choreo.model.export import export_onnx, untrained_params
 from engines.network.config import ModelConfig
@@ -38,10 +40,18 @@ def tiny_spec(hidden: int) -> ModelSpec:
     )
 
 
-def build_tiny_model(path: Path, *, hidden: int = 32, seed: int = 0) -> Path:
-    """Write a small untrained dance network to ``path`` and return it."""
-    config = ModelConfig(hidden=hidden, cond_hidden=16, latent_dim=LATENT, styles=STYLES)
-    export_onnx(
-        config, untrained_params(config, seed), path, version="tiny-test-0", trained=False, credits=()
-    )
+def build_tiny_model(
+    path: Path, *, hidden: int = 32, cond_hidden: int = 16, pose_std: float | None = None, seed: int = 0
+) -> Path:
+    """Write a small untrained styled dance network to ``path`` and return it.
+
+    ``pose_std`` widens the spread of the poses around the T-pose to that many units of the 6D
+    rotations (and metres of the root) for every pose feature; None keeps the narrow spread of
+    :func:`~choreo.model.export.rest_pose_stats`, with which an untrained network barely moves.
+    """
+    config = ModelConfig(hidden=hidden, cond_hidden=cond_hidden, latent_dim=LATENT, styles=STYLES)
+    params = untrained_params(config, seed)
+    if pose_std is not None:
+        params["pose_std"] = np.full_like(params["pose_std"], pose_std)
+    export_onnx(config, params, path, version="tiny-test-0", trained=False, credits=())
     return path

@@ -7,16 +7,16 @@ from pathlib import Path
 import onnx
 import pytest
 import soundfile as sf
+from engine_testkit import SHIPPED_MODEL
+from tiny_engine_model import build_tiny_model
 
 from choreo.enginetools.precision_files import prepare_precision_model
 from choreo.errors import EngineError, ParameterError
-from engines.precision import converted_model_path, file_sha256, precision_model
+from engines.precision import HEAVY_MIN_DIM, converted_model_path, file_sha256, precision_model
 from engines.settings import EngineSettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
-STYLED_MODEL = REPO_ROOT / "tests" / "data" / "styled-lstm.onnx"  # see tests/engines/engine_testkit.py
-GUIDED_MODEL = REPO_ROOT / "choreo" / "models" / "choreo-guided.onnx"  # the shipped model, performs a plan
 
 
 def _calibration_dir(folder: Path) -> Path:
@@ -40,8 +40,24 @@ def test_fp32_is_the_model_and_fp16_is_converted_once(tiny_model: Path, tmp_path
     assert path.stat().st_mtime_ns == stamp, "a cached conversion was made again"
 
 
-@pytest.mark.parametrize("model", [STYLED_MODEL, GUIDED_MODEL], ids=["styled", "guided"])
-def test_int8_is_found_only_after_the_tools_calibrated_it(model: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def styled_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small untrained styled network that int8 can calibrate, built in code.
+
+    Its products outside the loop are just large enough to quantize (``HEAVY_MIN_DIM``), and its
+    poses spread over whole turns: ONNX Runtime's histogram calibration cannot bin a tensor that
+    barely varies, as the rotation conversion does on an untrained network that stays in its T-pose.
+    """
+    path = tmp_path_factory.mktemp("models") / "styled.onnx"
+    return build_tiny_model(path, hidden=HEAVY_MIN_DIM, cond_hidden=HEAVY_MIN_DIM, pose_std=1.0)
+
+
+@pytest.mark.parametrize("which", ["styled", "guided"])
+def test_int8_is_found_only_after_the_tools_calibrated_it(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Calibration feeds each kind of model what it declares: a style, or a guide and junction timing."""
+    model = request.getfixturevalue("styled_model") if which == "styled" else SHIPPED_MODEL
     settings = EngineSettings(
         cache_dir=tmp_path / "cache", calibration_dir=_calibration_dir(tmp_path / "songs")
     )

@@ -1,7 +1,7 @@
 """Real servers for the service tests: SeaweedFS S3, Redis, uvicorn and Celery workers.
 
 The session fixture :func:`stack` starts, through
-:class:`choreo.service.localstack.LocalStack`, SeaweedFS (``weed server`` with
+:class:`tests.harness.localstack.LocalStack`, SeaweedFS (``weed server`` with
 an S3 gateway that checks access keys) on free loopback ports, the API under
 uvicorn and one Celery worker per queue as real processes, using the Redis at
 127.0.0.1:6379 with a database of its own (``CHOREO_TEST_REDIS_DB``, or a whole
@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from choreo.service.keys import create_key
-from choreo.service.localstack import LocalStack
 from choreo.service.teams import rotate_callback_secret
+from tests.harness.localstack import LocalStack
 from tests.service.helpers import (
     MAX_UPLOAD_BYTES,
     REDIS_URL,

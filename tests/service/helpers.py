@@ -18,8 +18,8 @@ import soundfile as sf
 
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import create_job
-from choreo.service.localstack import LocalStack, free_ports
 from choreo.service.records import JobOptions, JobRecord, new_id
+from tests.harness.localstack import LocalStack, free_ports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"

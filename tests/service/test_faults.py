@@ -35,9 +35,9 @@ import soundfile as sf
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
 from choreo.service.keys import create_key
-from choreo.service.localstack import LocalStack, free_ports
 from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
+from tests.harness.localstack import LocalStack, free_ports
 from tests.service.helpers import MUSIC, SONGS, rebuild_index
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]
@@ -342,7 +342,7 @@ def _failing_once(write: Callable[..., None], nth: int, counter: list[int]) -> C
         if counter[0] == nth:
             from choreo.errors import StorageError
 
-            raise StorageError("injected: storage refused this write once")
+            raise StorageError("injected: storage failed this write once", transient=True)
         write(*args, **kwargs)
 
     return flaky

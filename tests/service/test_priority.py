@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from choreo.service.keys import create_key
-from choreo.service.localstack import LocalStack
+from tests.harness.localstack import LocalStack
 from tests.service.helpers import SONGS, cut_songs, redis_server_of_its_own, upload, wait_for_batch
 
 pytestmark = pytest.mark.service

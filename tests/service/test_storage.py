@@ -1,4 +1,4 @@
-"""Storage against the real SeaweedFS S3: streamed multipart writes, aborts, copies, presigned URLs."""
+"""Storage against the real SeaweedFS S3: streamed multipart writes, aborts, copies, presigned URLs, a 403."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 from choreo.client import ChoreoClient
-from choreo.service.storage import ObjectMissing
+from choreo.errors import StorageError
+from choreo.service.settings import ServiceSettings
+from choreo.service.storage import ObjectMissing, Storage
 from tests.service.helpers import SONGS, Album, ServiceStack
+from worker.tasks import is_transient
 
 pytestmark = pytest.mark.service
 
@@ -42,6 +45,25 @@ def test_an_aborted_streamed_upload_leaves_nothing(stack: ServiceStack) -> None:
     upload.write(np.random.default_rng(5).bytes(storage.part_bytes + 1))
     upload.abort()
     assert storage.size_bytes("tests/aborted.bin") is None
+
+
+def test_a_403_for_wrong_keys_is_permanent(stack: ServiceStack) -> None:
+    """The real store's refusal of a wrong secret: no retry can change it, so a worker fails at once."""
+    wrong = Storage(
+        ServiceSettings(
+            s3_endpoint_url=stack.env["CHOREO_S3_ENDPOINT_URL"],
+            s3_access_key=stack.env["CHOREO_S3_ACCESS_KEY"],
+            s3_secret_key="not-the-secret",
+            s3_bucket=stack.ctx.storage.bucket,
+        )
+    )
+    with pytest.raises(StorageError, match="refused to reach bucket .*403") as info:
+        wrong.ping()
+    assert not info.value.transient and not is_transient(info.value)
+    with pytest.raises(StorageError, match="refused to write") as info:
+        wrong.put_bytes("tests/refused.bin", b"x")
+    assert not is_transient(info.value)
+    assert stack.ctx.storage.size_bytes("tests/refused.bin") is None
 
 
 def test_the_client_sends_big_songs_through_a_presigned_url(stack: ServiceStack, album: Album) -> None:

@@ -63,7 +63,7 @@ def test_a_transient_error_is_retried_until_the_stage_succeeds(
     stack: ServiceStack, service_env: None
 ) -> None:
     job = _job(stack)
-    failures[job.id] = (StorageError("storage timed out"), 2)
+    failures[job.id] = (StorageError("storage timed out", transient=True), 2)
     assert flaky_stage.apply(args=(job.id,)).get() == "ran"
     assert len(calls) == 3
     assert get_job(stack.ctx, job.id).state == JobState.QUEUED
@@ -73,7 +73,7 @@ def test_a_transient_error_that_persists_fails_the_job_after_the_retries(
     stack: ServiceStack, service_env: None
 ) -> None:
     job = _job(stack)
-    failures[job.id] = (StorageError("storage timed out"), 1000)
+    failures[job.id] = (StorageError("storage timed out", transient=True), 1000)
     flaky_stage.apply(args=(job.id,))
     failed = get_job(stack.ctx, job.id)
     assert failed.state == JobState.FAILED
@@ -96,6 +96,16 @@ def test_a_permanent_error_fails_the_job_at_once_with_its_code(
         "x.ogg: damaged audio file",
     )
     assert stack.ctx.storage.get_json(f"jobs/{job.id}/job.json")["state"] == "failed"
+
+
+def test_a_storage_refusal_fails_the_job_at_once(stack: ServiceStack, service_env: None) -> None:
+    """A refusal (a 403: wrong keys, no permission) fails the same way every time: no retries."""
+    job = _job(stack)
+    failures[job.id] = (StorageError("storage refused to write the record: AccessDenied"), 1000)
+    assert flaky_stage.apply(args=(job.id,)).get() == "skipped"
+    assert len(calls) == 1
+    failed = get_job(stack.ctx, job.id)
+    assert (failed.state, failed.error_code) == (JobState.FAILED, "storage_error")
 
 
 def test_a_bug_fails_the_job_as_internal_error(stack: ServiceStack, service_env: None) -> None:

@@ -106,16 +106,84 @@ def test_artifact_names_are_safe_file_stems() -> None:
 
 def test_storage_errors_say_whether_retrying_can_help() -> None:
     from choreo.errors import StorageError
-    from choreo.service.localstack import free_ports
     from choreo.service.storage import Storage
+    from tests.harness.localstack import free_ports
 
     (port,) = free_ports(1)
     nobody = Storage(
         ServiceSettings(s3_endpoint_url=f"http://127.0.0.1:{port}", s3_access_key="a", s3_secret_key="b")
     )
-    with pytest.raises(StorageError) as info:
+    with pytest.raises(StorageError, match="unreachable") as info:
         nobody.ping()
     assert info.value.transient, "an unreachable endpoint is worth retrying"
+    # Refusals that no retry changes, found before anything is sent.
+    with pytest.raises(StorageError, match="Invalid length for parameter Key") as info:
+        nobody.put_bytes("", b"x")
+    assert not info.value.transient, "a bad key name stays bad"
+    with pytest.raises(StorageError, match="must end with '/'") as info:
+        nobody.delete_prefix("jobs")
+    assert not info.value.transient
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "transient"),
+    [
+        (403, "AccessDenied", False),
+        (403, "SignatureDoesNotMatch", False),
+        (400, "InvalidArgument", False),
+        (412, "PreconditionFailed", False),
+        (408, "RequestTimeout", True),
+        (429, "TooManyRequests", True),
+        (500, "InternalError", True),
+        (503, "SlowDown", True),
+        (503, "ServiceUnavailable", True),
+    ],
+)
+def test_storage_answers_are_transient_only_for_outages(status: int, code: str, transient: bool) -> None:
+    from botocore.exceptions import ClientError
+
+    from choreo.service.storage import _wrap
+
+    answer = {"Error": {"Code": code}, "ResponseMetadata": {"HTTPStatusCode": status}}
+    err = _wrap(ClientError(answer, "PutObject"), "write", "k")
+    assert (err.code, err.transient) == ("storage_error", transient)
+
+
+def test_a_job_lock_held_by_another_writer_is_transient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock lapses by itself, so a writer that waited it out in vain may try again later."""
+    from choreo.errors import StorageError
+    from choreo.service import jobs
+    from choreo.service.context import ServiceContext
+    from tests.service.helpers import REDIS_URL
+
+    monkeypatch.setattr(jobs, "_WRITE_LOCK_S", 1)  # the wait is two terms of the lock: 2 s here
+    ctx = ServiceContext.from_settings(ServiceSettings(redis_url=REDIS_URL))
+    lock = ctx.key("job_lock", "job_locked")
+    ctx.redis.set(lock, "another writer", ex=30)
+    try:
+        with pytest.raises(StorageError, match="stayed locked by another writer") as info:
+            jobs.update_job(ctx, "job_locked", lambda job: True)
+        assert info.value.transient
+    finally:
+        ctx.redis.delete(lock)
+
+
+def test_the_apis_own_refusals_are_in_the_error_tree() -> None:
+    from api.errors import ApiError
+    from choreo.errors import ChoreoError
+    from worker.tasks import is_transient
+
+    err = ApiError(429, "rate_limited", "retry in 3 s", headers={"Retry-After": "3"})
+    assert isinstance(err, ChoreoError) and not is_transient(err)
+    assert (err.status, err.code, err.message, err.headers) == (
+        429,
+        "rate_limited",
+        "retry in 3 s",
+        {"Retry-After": "3"},
+    )
+    missing = ApiError.not_found("job", "job_1")
+    assert (missing.status, missing.code) == (404, "not_found")
+    assert missing.message == "no job 'job_1' for this key's team"
 
 
 def test_intensity_levels_follow_the_configured_bounds() -> None:
