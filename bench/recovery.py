@@ -41,7 +41,7 @@ from choreo.client import ChoreoClient  # noqa: E402
 from choreo.errors import ChoreoError  # noqa: E402
 from choreo.service.keys import create_key  # noqa: E402
 from choreo.service.leases import read_run  # noqa: E402
-from choreo.service.queue import TASK_GENERATE, TASK_PREPARE  # noqa: E402
+from choreo.service.queue import TASK_PERFORM, TASK_PREPARE  # noqa: E402
 from tests.harness.localstack import LocalStack, free_ports  # noqa: E402
 
 MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
@@ -139,7 +139,7 @@ def main() -> int:
             settings = stack.ctx.settings
             _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
             with ChoreoClient(stack.api_url, token, timeout_s=300) as client:
-                for stage in (TASK_PREPARE, TASK_GENERATE):
+                for stage in (TASK_PREPARE, TASK_PERFORM):
                     done = 0
                     while done < args.runs:
                         row = _one_kill(stack, client, next(songs), stage)
@@ -159,7 +159,7 @@ def main() -> int:
             "kill_to_requeued_s": statistics.median(r["kill_to_requeued_s"] for r in rows),
             "kill_to_done_s": statistics.median(r["kill_to_done_s"] for r in rows),
         }
-        for stage in (TASK_PREPARE, TASK_GENERATE)
+        for stage in (TASK_PREPARE, TASK_PERFORM)
         if (rows := [r for r in runs if r["stage"] == stage])
     }
     result = {

@@ -17,7 +17,8 @@ from sheet_checks import figure_above, sheet_panels
 from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
 from choreo.motion import Motion, joint_positions
-from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song, synth_runner
+from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song
+from choreo.runners import synth_runner
 from exporters.bvh import read_bvh_motion
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -249,7 +250,7 @@ def test_the_model_stays_near_the_guide_away_from_junctions() -> None:
     options = RenderOptions(seed=3, synth="model")
     choreography = choreograph(features, options, library)
     generated = generate_motion(
-        synth_runner(options, library), features, options, song_sha256="0" * 64, choreography=choreography
+        synth_runner(options.synth, library), features, options, song_sha256="0" * 64, choreography=choreography
     )
     danced = joint_positions(generated.motion)
     guide = joint_positions(Motion.from_array(choreography.guide.poses.astype(np.float64), fps=features.fps))

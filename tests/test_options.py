@@ -49,7 +49,11 @@ def test_a_job_may_ask_for_units_and_they_change_its_key() -> None:
         SubmitCreate.model_validate({"tracks": [SHA], "options": {"units": "mm"}})
 
 
-def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> None:
+def test_options_left_at_their_old_defaults_keep_out_of_the_key_and_the_library_is_in_it() -> None:
+    """Units, the mp4 excerpt, the energy and the synth at their old defaults are left out of the key;
+    every job's key names the library its dance is planned on, the network's too."""
+    from choreo.models import shipped_library_sha256
+
     options = JobOptions(formats=["glb", "bvh"], seed=4, style="salsa", synth="model")
     before = {
         "fps": 30,
@@ -59,7 +63,8 @@ def test_requests_without_units_keep_the_key_they_had_before_units_existed() -> 
         "rig": "smpl",
         "in_place": False,
     }
-    expected = hashlib.sha256(json.dumps(before | {"track": SHA}, sort_keys=True).encode()).hexdigest()
+    canonical = before | {"track": SHA, "library": shipped_library_sha256()}
+    expected = hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
     assert options.fingerprint(SHA) == expected
 
 

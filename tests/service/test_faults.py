@@ -35,7 +35,7 @@ import soundfile as sf
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
 from choreo.service.keys import create_key
-from choreo.service.queue import TASK_FINISH, TASK_GENERATE, TASK_PREPARE
+from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
 from tests.harness.localstack import LocalStack, free_ports
 from tests.service.helpers import MUSIC, SONGS, rebuild_index
@@ -125,8 +125,8 @@ class FaultStack:
     def submit(self, n: int) -> list[str]:
         """Upload ``n`` new songs and submit them as one album with a callback; returns the job ids.
 
-        The jobs use the network synthesizer, so that each has all three stages (a blend job has
-        no GPU stage) and a fault can land in any of them.
+        The jobs use the network synthesizer, so that their ``perform`` runs on the GPU worker and
+        a fault can land in either queue's workers.
         """
         shas = self.upload(n)
         body = {"tracks": shas, "callback_url": self.callback_url, "options": {"synth": "model"}}
@@ -263,7 +263,7 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
             stack.kill_redis()
 
 
-@pytest.mark.parametrize(("worker", "stage"), [("cpu-worker-0", TASK_PREPARE), ("gpu-worker", TASK_GENERATE)])
+@pytest.mark.parametrize(("worker", "stage"), [("cpu-worker-0", TASK_PREPARE), ("gpu-worker", TASK_PERFORM)])
 def test_a_sigkilled_worker_s_jobs_finish_once_after_its_restart(
     faults: FaultStack, worker: str, stage: str
 ) -> None:
@@ -278,7 +278,7 @@ def test_a_sigkilled_worker_s_jobs_finish_once_after_its_restart(
     faults.assert_all_done_once(jobs, timeout_s=120)
 
 
-@pytest.mark.parametrize(("queue", "stage"), [("cpu", TASK_PREPARE), ("gpu", TASK_GENERATE)])
+@pytest.mark.parametrize(("queue", "stage"), [("cpu", TASK_PREPARE), ("gpu", TASK_PERFORM)])
 def test_a_sigkilled_worker_s_stage_runs_at_once_on_another_worker(
     faults: FaultStack, queue: str, stage: str
 ) -> None:

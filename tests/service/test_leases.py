@@ -25,7 +25,7 @@ from choreo.service.queue import (
     CPU_QUEUE,
     GPU_QUEUE,
     TASK_FINISH,
-    TASK_GENERATE,
+    TASK_PERFORM,
     TASK_PREPARE,
     enqueue_job,
     make_celery,
@@ -136,13 +136,13 @@ def test_a_slow_old_holder_cannot_hand_on_after_its_stage_was_given_out_again(be
     sweep(bench.ctx, bench.celery)
     new = take(bench.ctx, job.id, TASK_PREPARE, read_run(bench.ctx, job.id).epoch).lease
     assert not old.holds() and not old.renew()
-    assert not old.hand_off(TASK_GENERATE), "the old holder woke: it must not move the run on"
-    assert new.holds() and new.hand_off(TASK_GENERATE)
+    assert not old.hand_off(TASK_PERFORM), "the old holder woke: it must not move the run on"
+    assert new.holds() and new.hand_off(TASK_PERFORM)
     run = read_run(bench.ctx, job.id)
-    assert (run.stage, run.status) == (TASK_GENERATE, "queued")
+    assert (run.stage, run.status) == (TASK_PERFORM, "queued")
     # Its earlier stage redelivered now finds the run past it.
     found = take(bench.ctx, job.id, TASK_PREPARE, new.epoch)
-    assert (found.verdict, found.stage, found.status) == ("other", TASK_GENERATE, "queued")
+    assert (found.verdict, found.stage, found.status) == ("other", TASK_PERFORM, "queued")
 
 
 def test_a_stage_lost_too_often_fails_its_job_as_stalled(bench: Bench) -> None:
@@ -175,20 +175,27 @@ def test_a_lost_stage_of_an_ended_job_is_cleared_not_sent(bench: Bench) -> None:
     assert bench.sent(CPU_QUEUE) == [(TASK_PREPARE, [job.id, epoch])]
 
 
-def test_a_lost_gpu_stage_goes_back_to_the_gpu_queue_and_a_blend_job_skips_it(bench: Bench) -> None:
+def test_a_lost_perform_goes_back_to_its_synthesizer_s_queue(bench: Bench) -> None:
     job = bench.job()
-    epoch = enqueue_job(bench.ctx, bench.celery, job, first_stage=TASK_GENERATE)
-    take(bench.ctx, job.id, TASK_GENERATE, epoch)
+    epoch = enqueue_job(bench.ctx, bench.celery, job, first_stage=TASK_PERFORM)
+    take(bench.ctx, job.id, TASK_PERFORM, epoch)
     bench.lapse(job.id)
     sweep(bench.ctx, bench.celery)
-    assert [name for name, _ in bench.sent(GPU_QUEUE)] == [TASK_GENERATE, TASK_GENERATE]
+    assert [name for name, _ in bench.sent(GPU_QUEUE)] == [TASK_PERFORM, TASK_PERFORM]
+
+    blend = bench.job(synth="blend")
+    epoch = enqueue_job(bench.ctx, bench.celery, blend, first_stage=TASK_PERFORM)
+    take(bench.ctx, blend.id, TASK_PERFORM, epoch)
+    bench.lapse(blend.id)
+    sweep(bench.ctx, bench.celery)
+    assert [name for name, _ in bench.sent(CPU_QUEUE)] == [TASK_PERFORM, TASK_PERFORM]
 
     from choreo.service.queue import stage_after
 
-    blend = bench.job(synth="blend")
-    assert stage_after(blend, TASK_PREPARE) == TASK_FINISH
-    assert stage_after(job, TASK_PREPARE) == TASK_GENERATE
-    assert stage_after(job, TASK_FINISH) is None
+    for synth_job in (job, blend):  # every job has the three stages
+        assert stage_after(synth_job, TASK_PREPARE) == TASK_PERFORM
+        assert stage_after(synth_job, TASK_PERFORM) == TASK_FINISH
+        assert stage_after(synth_job, TASK_FINISH) is None
 
 
 def test_the_heartbeat_keeps_a_lease_past_its_ttl_and_stops_at_the_stage_limit(bench: Bench) -> None:

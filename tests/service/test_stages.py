@@ -15,14 +15,25 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from choreo.audio import MusicFeatures
 from choreo.choreography.blend import BlendRunner
-from choreo.choreography.library import shipped_library
+from choreo.choreography.library import LIBRARY_FPS, shipped_library
 from choreo.contracts.generated import GeneratedMotion
+from choreo.contracts.summary import DanceSummary
+from choreo.errors import ParameterError
 from choreo.pipeline import choreograph, generate_motion
+from choreo.prepared import PreparedSong
 from choreo.runners import load_engine, synth_runner
 from choreo.service.jobs import create_job, end_job, get_job
-from choreo.service.records import JobOptions, JobRecord, JobState, new_id, song_key
+from choreo.service.records import (
+    PERFORMED,
+    PREPARED,
+    JobOptions,
+    JobRecord,
+    JobState,
+    new_id,
+    song_key,
+    work_key,
+)
 from engines.batcher import SequenceBatcher
 from tests.service.helpers import SONGS, ServiceStack
 from worker import steps
@@ -47,8 +58,12 @@ def _job(stack: ServiceStack, **options: object) -> JobRecord:
     return create_job(stack.ctx, job)
 
 
-def _features(stack: ServiceStack, job_id: str) -> MusicFeatures:
-    return MusicFeatures.from_npz(io.BytesIO(stack.ctx.storage.get_bytes(f"jobs/{job_id}/work/features.npz")))
+def _prepared(stack: ServiceStack, job_id: str) -> PreparedSong:
+    return PreparedSong.from_npz(io.BytesIO(stack.ctx.storage.get_bytes(work_key(job_id, PREPARED))))
+
+
+def _performed(stack: ServiceStack, job_id: str) -> GeneratedMotion:
+    return GeneratedMotion.from_npz(io.BytesIO(stack.ctx.storage.get_bytes(work_key(job_id, PERFORMED))))
 
 
 @pytest.fixture(scope="module")
@@ -63,35 +78,38 @@ def test_stages_as_plain_functions_are_idempotent(stack: ServiceStack, batcher: 
 
     assert steps.prepare(ctx, job.id) == "prepared"
     assert get_job(ctx, job.id).state == JobState.DECODING
-    first = _features(stack, job.id)
+    first = _prepared(stack, job.id)
+    assert first.features.fps == batcher.spec.native_fps and first.plan.seed == 3
     assert steps.prepare(ctx, job.id) == "prepared"
-    np.testing.assert_array_equal(_features(stack, job.id).features, first.features)
+    again = _prepared(stack, job.id)
+    np.testing.assert_array_equal(again.features.features, first.features.features)
+    assert again.plan == first.plan
 
-    assert steps.generate(ctx, job.id, batcher) == "generated"
-    raw_key = f"jobs/{job.id}/work/generated.npz"
-    raw = stack.ctx.storage.get_bytes(raw_key)
-    assert steps.generate(ctx, job.id, batcher) == "generated"
-    assert stack.ctx.storage.get_bytes(raw_key) == raw, "the same seed must give the same dance"
+    assert steps.perform(ctx, job.id, batcher) == "performed"
+    raw = ctx.storage.get_bytes(work_key(job.id, PERFORMED))
+    assert steps.perform(ctx, job.id, batcher) == "performed"
+    assert ctx.storage.get_bytes(work_key(job.id, PERFORMED)) == raw, "the same seed must give the same dance"
 
     outcome, done = steps.finish(ctx, job.id)
     assert outcome == "finished" and done is not None
     assert done.state == JobState.DONE and done.progress == 1.0
     assert done.summary.fps == 24
-    assert done.summary.frames == int(np.ceil(first.duration_s * 24 - 1e-9))
+    assert done.summary.frames == int(np.ceil(first.features.duration_s * 24 - 1e-9))
     assert done.summary.mean_joint_speed_m_per_s > 0
     assert sorted(ctx.storage.list_keys(f"jobs/{job.id}/work/")) == [
-        f"jobs/{job.id}/work/features.npz",
-        f"jobs/{job.id}/work/generated.npz",
-        f"jobs/{job.id}/work/plan.json",
+        work_key(job.id, PERFORMED),
+        work_key(job.id, PREPARED),
     ]
     assert set(done.artifacts) == {"bvh", "json", "png"}
+    summary = DanceSummary.model_validate(ctx.storage.get_json(done.artifacts["json"]))
+    assert summary.brief() == done.summary and summary.plan == first.plan
     assert steps.finish(ctx, job.id) == (steps.SKIPPED, None)
     assert get_job(ctx, job.id).artifacts == done.artifacts
     stored = ctx.storage.get_json(f"jobs/{job.id}/job.json")
     assert stored["state"] == "done" and stored["artifacts"] == done.artifacts
 
 
-def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
+def test_songs_performed_together_through_the_batcher_match_the_embedded_path(
     stack: ServiceStack, batcher: SequenceBatcher
 ) -> None:
     jobs = [
@@ -101,56 +119,62 @@ def test_songs_generated_together_through_the_batcher_match_the_embedded_path(
     for job in jobs:
         assert steps.prepare(stack.ctx, job.id) == "prepared"
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        assert list(pool.map(lambda j: steps.generate(stack.ctx, j.id, batcher), jobs)) == ["generated"] * 3
+        assert list(pool.map(lambda j: steps.perform(stack.ctx, j.id, batcher), jobs)) == ["performed"] * 3
     library = shipped_library()
     runner = synth_runner("model", library)
     for job in jobs:
-        features = _features(stack, job.id)
-        choreography = choreograph(features, job.options, library)
+        prepared = _prepared(stack, job.id)
+        choreography = choreograph(prepared.features, job.options, library)
         alone = generate_motion(
-            runner, features, job.options, song_sha256=job.track_sha256, choreography=choreography
+            runner, prepared.features, job.options, song_sha256=job.track_sha256, choreography=choreography
         )
-        stored = stack.ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")
-        batched = GeneratedMotion.from_npz(io.BytesIO(stored))
+        batched = _performed(stack, job.id)
         # ONNX Runtime: the same chunks give the same engine calls, so the same bytes.
         np.testing.assert_array_equal(batched.motion.to_array(), alone.motion.to_array())
         assert batched.provenance == alone.provenance and batched.provenance.synthesizer == "model"
-        assert batched.plan == alone.plan == stack.ctx.storage.get_json(f"jobs/{job.id}/work/plan.json")
+        assert batched.plan == alone.plan == prepared.plan
         assert batched.provenance.style != "auto" and batched.provenance.model_trained == runner.spec.trained
 
 
-def test_a_blend_job_is_planned_in_prepare_like_the_embedded_path(
-    stack: ServiceStack, batcher: SequenceBatcher
-) -> None:
+def test_a_blend_job_performs_on_the_cpu_like_the_embedded_path(stack: ServiceStack) -> None:
     ctx = stack.ctx
     job = _job(stack, seed=5, energy="high")
     assert steps.prepare(ctx, job.id) == "prepared"
-    stored = GeneratedMotion.from_npz(io.BytesIO(ctx.storage.get_bytes(f"jobs/{job.id}/work/generated.npz")))
-    assert steps.generate(ctx, job.id, batcher) == steps.SKIPPED
+    prepared = _prepared(stack, job.id)
+    assert prepared.features.fps == LIBRARY_FPS
+    assert steps.perform(ctx, job.id) == "performed"  # its own runner: the blend, no engine
+    stored = _performed(stack, job.id)
     library = shipped_library()
-    features = _features(stack, job.id)
     options = job.options
     alone = generate_motion(
         BlendRunner(library),
-        features,
+        prepared.features,
         options,
         song_sha256=job.track_sha256,
-        choreography=choreograph(features, options, library),
+        choreography=choreograph(prepared.features, options, library),
     )
     np.testing.assert_array_equal(stored.motion.to_array(), alone.motion.to_array())
-    assert stored.plan == alone.plan and stored.plan["energy"] == "high"
+    assert stored.plan == alone.plan and stored.plan.energy == "high"
     assert stored.provenance.synthesizer == "blend" and stored.provenance.library_sha256 == library.sha256
     outcome, done = steps.finish(ctx, job.id)
     assert outcome == "finished" and done.summary.model_version.startswith("blend-")
-    summary = ctx.storage.get_json(done.artifacts["json"])
-    assert summary["plan"]["segments"] and summary["library_sha256"] == library.sha256
+    summary = DanceSummary.model_validate(ctx.storage.get_json(done.artifacts["json"]))
+    assert summary.plan is not None and summary.plan.segments and summary.library_sha256 == library.sha256
+
+
+def test_a_stage_refuses_a_stored_output_that_does_not_validate(stack: ServiceStack) -> None:
+    ctx = stack.ctx
+    job = _job(stack, seed=6)
+    ctx.storage.put_bytes(work_key(job.id, PREPARED), b"not an npz")
+    with pytest.raises(ParameterError, match="not a prepared song"):
+        steps.perform(ctx, job.id)
 
 
 def test_a_cancelled_job_is_left_alone_by_every_stage(stack: ServiceStack, batcher: SequenceBatcher) -> None:
     job = _job(stack, seed=11)
     assert end_job(stack.ctx, job.id, JobState.CANCELLED, code="cancelled", message="test") is not None
     assert steps.prepare(stack.ctx, job.id) == steps.SKIPPED
-    assert steps.generate(stack.ctx, job.id, batcher) == steps.SKIPPED
+    assert steps.perform(stack.ctx, job.id, batcher) == steps.SKIPPED
     assert steps.finish(stack.ctx, job.id) == (steps.SKIPPED, None)
     assert list(stack.ctx.storage.list_keys(f"jobs/{job.id}/work/")) == []
     assert get_job(stack.ctx, job.id).state == JobState.CANCELLED

@@ -202,7 +202,8 @@ def test_intensity_levels_follow_the_configured_bounds() -> None:
 
 
 def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
-    from choreo.service.records import JobRecord, JobSummary
+    from choreo.contracts.summary import DanceBrief
+    from choreo.service.records import JobRecord
 
     record = {
         "id": "job_1",
@@ -214,7 +215,7 @@ def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
         "fingerprint": "f",
     }
     assert JobRecord.model_validate(record | {"summary": {}}).summary is None
-    summary = JobSummary(
+    summary = DanceBrief(
         tempo_bpm=120.0,
         duration_s=3.0,
         style="salsa",
@@ -226,20 +227,20 @@ def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
     )
     assert JobRecord.model_validate(record | {"summary": summary.model_dump()}).summary == summary
     with pytest.raises(ValidationError, match="model_trained"):
-        JobSummary.model_validate(summary.model_dump(exclude={"model_trained"}))
+        DanceBrief.model_validate(summary.model_dump(exclude={"model_trained"}))
 
 
 def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
     from choreo.service.redact import public_message, safe_url
 
     logged = (
-        "file /tmp/choreo-prepare-1x/broken.ogg: storage refused to upload 'jobs/job_1/work/features.npz' "
+        "file /tmp/choreo-prepare-1x/broken.ogg: storage refused to upload 'jobs/job_1/work/prepared.npz' "
         'at "http://127.0.0.1:9000/choreo/jobs/job_1"; Error 111 connecting to redis:6379'
     )
     shown = public_message(logged)
     for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):
         assert secret not in shown, (secret, shown)
-    assert "broken.ogg" in shown and "features.npz" in shown
+    assert "broken.ogg" in shown and "prepared.npz" in shown
     assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
     assert safe_url("https://user:pw@hooks.example/x?y=1") == "https://***@hooks.example/x?y=1"
     assert safe_url("https://hooks.example/x") == "https://hooks.example/x"
