@@ -1,6 +1,7 @@
-"""A whole song's model inputs: its features, style one-hot and seed latent.
+"""A whole song's model inputs: its features, the plan's guide and junction timing, the seed latent.
 
-The conditioning of a song (features, style one-hot and seed latent) is built
+The conditioning of a song (features, the guide and junction timing of its plan,
+a style one-hot for a styled model, the seed latent) is built
 once for all its frames, so the dance depends only on the song, the style and
 the seed, never on how a song runner (:mod:`engines.runner`) cuts the frames
 into chunks or batches them.
