@@ -1,7 +1,7 @@
 """The torch backends: the dance network itself (:class:`engines.network.dance_net.DanceNet`) run by torch.
 
 The ONNX file carries the network's config and weights in its metadata
-(:func:`choreo.model.export.read_network`), so the backend rebuilds the very
+(:func:`engines.network.file.read_network`), so the backend rebuilds the very
 network that was trained and exported, with no second copy of its arithmetic.
 
 ``torch-cuda`` runs it on an NVIDIA GPU and replays one CUDA graph per shape

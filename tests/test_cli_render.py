@@ -250,7 +250,11 @@ def test_the_model_stays_near_the_guide_away_from_junctions() -> None:
     options = RenderOptions(seed=3, synth="model")
     choreography = choreograph(features, options, library)
     generated = generate_motion(
-        synth_runner(options.synth, library), features, options, song_sha256="0" * 64, choreography=choreography
+        synth_runner(options.synth, library),
+        features,
+        options,
+        song_sha256="0" * 64,
+        choreography=choreography,
     )
     danced = joint_positions(generated.motion)
     guide = joint_positions(Motion.from_array(choreography.guide.poses.astype(np.float64), fps=features.fps))
