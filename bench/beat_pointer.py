@@ -24,6 +24,10 @@ of small steps, each a function that can be tested and swapped alone:
    beat's first frames expect onset, the rest do not. The Viterbi path gives
    the beats, so tempo changes and ramps are followed. Periods are limited to
    a band around the global tempo (:data:`TEMPO_SPAN`).
+   If the onset at the midpoints between the decoded beats is over
+   :data:`DOUBLE_RATIO` of that at the beats (:func:`midpoint_ratio`), the
+   song is decoded again at double tempo (fast songs whose comb peak fell on
+   the half tempo).
 4. :func:`refine_times` - each beat moved to the sub-frame peak of the
    envelope near it (parabolic interpolation within a frame).
 5. :func:`estimate_downbeats` - the meter (3 or 4) and bar phase whose
@@ -72,6 +76,18 @@ WHITEN_S = 3.0
 PRIOR_BPM = 110.0
 PRIOR_OCTAVES = 1.0
 """Log-normal tempo prior: centre and width (standard deviation in octaves)."""
+
+COMB_WEIGHTS = ((1, 1.0), (2, 0.5), (3, 0.33), (4, 0.25))
+"""Autocorrelation at the lag and its multiples, weighted: the beat collects its bars' evidence."""
+
+SUBDIVISION_WEIGHT = 0.5
+"""... and at half or a third of the lag (the larger): the beat's eighths or triplets."""
+
+LOW_WEIGHT = 1.0
+"""Weight of the low-band envelope added to the broadband one for the HMM: kick and bass mark the beat."""
+
+DOUBLE_RATIO = 0.8
+"""Where the midpoints between beats carry this share of the beats' onset, the beat is at double tempo."""
 
 TEMPO_RANGE_BPM = (50.0, 220.0)
 TEMPO_SPAN = 1.6
@@ -146,17 +162,34 @@ def estimate_tempo(envelope: np.ndarray, *, fps: float = FPS) -> float:
     min_lag = int(np.floor(60.0 * fps / TEMPO_RANGE_BPM[1]))
     max_lag = int(np.ceil(60.0 * fps / TEMPO_RANGE_BPM[0]))
     lags = np.arange(min_lag, min(max_lag, n // 4) + 1)
+
+    def at(lag: np.ndarray) -> np.ndarray:
+        below = np.clip(np.floor(lag).astype(np.int64), 0, n - 2)
+        return np.maximum(acf[below], acf[below + 1])
+
     comb = np.zeros(lags.size)
-    for multiple, weight in ((1, 1.0), (2, 0.5), (3, 0.33), (4, 0.25)):
-        reach = np.minimum(lags * multiple, n - 1)
-        comb += weight * np.maximum(acf[reach], acf[np.minimum(reach + 1, n - 1)])
+    for multiple, weight in COMB_WEIGHTS:
+        comb += weight * at(lags * multiple)
+    comb += SUBDIVISION_WEIGHT * np.maximum(at(lags / 2), at(lags / 3))
     bpm = 60.0 * fps / lags
     prior = np.exp(-0.5 * (np.log2(bpm / PRIOR_BPM) / PRIOR_OCTAVES) ** 2)
     return float(lags[int(np.argmax(comb * prior))])
 
 
+def midpoint_ratio(beat_frames: np.ndarray, observation: np.ndarray) -> float:
+    """Median observation at the midpoints between beats over that at the beats (peaks within a frame).
+
+    Near 1, the midpoints are as strong as the beats: the beat is probably at double tempo.
+    """
+    if beat_frames.size < 4:
+        return 0.0
+    peaks = maximum_filter1d(observation, size=3)
+    middles = np.round((beat_frames[1:] + beat_frames[:-1]) / 2).astype(np.int64)
+    return float(np.median(peaks[middles]) / max(np.median(peaks[beat_frames]), 1e-9))
+
+
 def decode_beats(envelope: np.ndarray, period: float, *, fps: float = FPS) -> np.ndarray:
-    """Beat frames: the Viterbi path of the beat-pointer HMM, periods within :data:`TEMPO_SPAN` of ``period``."""
+    """Beat frames: the Viterbi path of the beat-pointer HMM, periods within TEMPO_SPAN of ``period``."""
     lo = max(int(60.0 * fps / TEMPO_RANGE_BPM[1]), int(np.floor(period / TEMPO_SPAN)))
     hi = min(int(np.ceil(60.0 * fps / TEMPO_RANGE_BPM[0])), int(np.ceil(period * TEMPO_SPAN)))
     periods = np.arange(lo, hi + 1)
@@ -243,8 +276,12 @@ def track_song(path: Path) -> BeatTrack:
     """Decode ``path`` and run the whole chain."""
     y = load_audio(path, sr=SR)
     envelope, low, chroma = onset_envelopes(y)
-    period = estimate_tempo(envelope)
-    frames = decode_beats(envelope, period)
+    observation = envelope + LOW_WEIGHT * low
+    period = estimate_tempo(observation)
+    frames = decode_beats(observation, period)
+    if midpoint_ratio(frames, observation) > DOUBLE_RATIO and 60.0 * FPS / (period / 2) <= TEMPO_RANGE_BPM[1]:
+        period /= 2
+        frames = decode_beats(observation, period)
     times = refine_times(frames, envelope)
     downbeats, meter = estimate_downbeats(frames, low_envelope=low, envelope=envelope, chroma=chroma)
     tempo = 60.0 / float(np.median(np.diff(times))) if times.size > 1 else 0.0

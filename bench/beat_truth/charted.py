@@ -12,13 +12,15 @@ Verified before trusting (:func:`grid_offset_s`): the chart grid is laid over
 a sharp spectral-flux envelope of the mix in 20-second windows and the shift
 that puts the most onset on it is found in each. In every song the shift is
 the same in all windows that lock to the beat (spread under 15 ms: the tempo
-holds over the whole recording), and it is 0-5 ms for the Muldjord songs and
-25-45 ms for the Sectoid ones (the audio slightly later than the chart, the
+holds over the whole recording), and it is 0-3 ms for the Muldjord songs and
+23-40 ms for the Sectoid ones (the audio slightly later than the chart, the
 "delay" a player sets in the game). The truth is the chart grid moved by that
 measured shift (a constant per song: the beats' spacing stays the chart's),
 from the first beat where the music sounds to the last. Windows where the
-off-beat dominates (syncopated riffs) show as shifts near half a beat and are
-left out of the median.
+off-beat carries the most onset show as shifts near half a beat and are left
+out of the median: in three Sectoid songs the snare plays on the chart's
+off-beats (a thrash beat: kick on the beat, snare on every "and"), the kick on
+its beats.
 
 Downbeats are not annotated for these songs: the charts' bar lines could not
 be checked by ear, and the kick pattern does not settle which beat is one.
@@ -59,6 +61,9 @@ class ChartedSong:
 
 def charted_audio(song: ChartedSong) -> tuple[np.ndarray, int]:
     """The full mix (band plus guitar stem), stereo float32 [n, 2], and its sample rate."""
+    folder = CHART_ROOT / song.folder
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is missing: apt-get install {song.package}")
     parts = []
     sr = 0
     for name in ("song.ogg", "guitar.ogg"):
@@ -90,9 +95,10 @@ def grid_offset_s(mono: np.ndarray, sr: int, beats_s: np.ndarray) -> tuple[float
 
     Spectral flux (positive log-magnitude rise, 1024-sample frames, 64-sample
     hop) is sampled at the grid shifted by -P/2..P/2 in 2 ms steps, per 20 s
-    window; each window's best shift is kept. Windows whose best shift is over
-    a quarter beat from the median of all (off-beat riffs) are dropped before
-    the final median. The envelope's own lag (a click rendered by FluidSynth
+    window; each window's best shift is kept. The chart says where the beat is:
+    windows whose best shift is over a quarter beat (where the off-beat carries
+    the most onset) are left out of the median, which measures only the small
+    latency between chart and audio. The envelope's own lag (a click rendered by FluidSynth
     peaks 6 ms before its onset measured on the waveform) is corrected.
     """
     hop = 64
@@ -109,9 +115,8 @@ def grid_offset_s(mono: np.ndarray, sr: int, beats_s: np.ndarray) -> tuple[float
             continue
         score = [np.interp(grid + s, flux_t, flux).mean() for s in shifts]
         found.append(float(shifts[int(np.argmax(score))]))
-    coarse = float(np.median(found))
-    kept = [s for s in found if abs(s - coarse) < period / 4]
-    return float(np.median(kept)) + CLICK_LAG_S, found
+    kept = [s for s in found if abs(s) < period / 4]
+    return (float(np.median(kept)) if kept else 0.0) + CLICK_LAG_S, found
 
 
 def active_span_s(mono: np.ndarray, sr: int) -> tuple[float, float]:

@@ -56,7 +56,7 @@ def nearest_octave(ratio: float) -> float | None:
 
 
 def off_beat_share(reference: np.ndarray, estimated: np.ndarray) -> float:
-    """Share of estimated beats inside the annotated span whose phase in the beat interval is in [0.25, 0.75)."""
+    """Share of estimated beats inside the annotated span whose phase in their beat is in [0.25, 0.75)."""
     inside = (
         estimated[(estimated >= reference[0]) & (estimated < reference[-1])] if reference.size > 1 else []
     )

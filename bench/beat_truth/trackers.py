@@ -8,7 +8,10 @@
 * ``librosa``: ``librosa.beat.beat_track`` at 22050 Hz, hop 512, as the beat
   alignment scores take it (:func:`choreo.metrics.music_beats.librosa_beat_times`);
 * ``librosa-plp``: the peaks of ``librosa.beat.plp`` (predominant local pulse);
-* ``beat-pointer``: the research candidate of :mod:`bench.beat_pointer`.
+* ``beat-pointer``: the research candidate of :mod:`bench.beat_pointer`;
+* ``committee``: the three trackers above that give beats of their own
+  (choreo-features, librosa, beat-pointer) run together, the beats of the one
+  that agrees best with the other two kept (:func:`committee`).
 
 Each tracker decodes the file itself, so its CPU time includes decoding.
 """
@@ -66,10 +69,43 @@ def beat_pointer(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
     return result.beat_times, result.downbeat_times
 
 
+COMMITTEE = ("choreo-features", "librosa", "beat-pointer")
+
+
+def committee(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
+    """The beats of whichever of :data:`COMMITTEE` agrees best with the others (mean mutual agreement).
+
+    Agreement is mir_eval's beat F-measure of one tracker's beats against
+    another's (Holzapfel et al. 2012 choose beats this way). Downbeats come from
+    the chosen tracker, or, where it gives none, from the member that agrees best
+    with it, kept where they fall within 70 ms of a chosen beat.
+    """
+    import mir_eval
+
+    results = {name: TRACKERS[name](song) for name in COMMITTEE}
+
+    def agreement(a: str, b: str) -> float:
+        return float(mir_eval.beat.f_measure(results[a][0], results[b][0]))
+
+    mean = {a: np.mean([agreement(a, b) for b in COMMITTEE if b != a]) for a in COMMITTEE}
+    chosen = max(COMMITTEE, key=lambda name: mean[name])
+    beats, downbeats = results[chosen]
+    if downbeats is None:
+        donor = max(
+            (n for n in COMMITTEE if n != chosen and results[n][1] is not None),
+            key=lambda n: agreement(chosen, n),
+        )
+        candidates = results[donor][1]
+        near = np.min(np.abs(candidates[:, None] - beats[None, :]), axis=1) <= 0.07 if beats.size else []
+        downbeats = candidates[near] if beats.size else candidates[:0]
+    return beats, downbeats
+
+
 TRACKERS: dict[str, Tracker] = {
     "choreo": choreo_planner,
     "choreo-features": choreo_features,
     "librosa": librosa_beat_track,
     "librosa-plp": librosa_plp,
     "beat-pointer": beat_pointer,
+    "committee": committee,
 }
