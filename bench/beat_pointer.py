@@ -12,6 +12,9 @@ of small steps, each a function that can be tested and swapped alone:
    band's flux is divided by its own running level (adaptive whitening) so a
    quiet hi-hat counts beside a loud bass. Returns the broadband envelope and
    a low-band (kick and bass) one, and the chroma for harmonic change.
+   The observation of the steps below is the broadband envelope plus
+   :data:`LOW_WEIGHT` times the low-band one (kick and bass mark the beat
+   more often than the off-beat).
 2. :func:`estimate_tempo` - the global beat period: the autocorrelation of
    the envelope summed over the lag and its multiples (a comb, so the beat
    level collects its bar and subdivision evidence) under a log-normal prior

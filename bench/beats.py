@@ -7,7 +7,7 @@ Usage::
         [--out bench/results/beats.json] [--table bench/results/beats.md]
 
 Builds the beat-truth set into ``--cache`` first (:mod:`bench.beat_truth.catalogue`:
-56 songs in 9 categories, about 4 minutes of CPU the first time, nothing
+56 songs in 9 categories, about 2.5 minutes of CPU the first time, nothing
 after), writes ``bench/beat_truth/manifest.json``, then runs every tracker on
 every song and scores it (:mod:`bench.beat_truth.scoring`): per song, per
 category, per half of the set (tuning: even seeds; held-out: odd seeds) and

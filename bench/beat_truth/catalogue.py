@@ -13,7 +13,7 @@ swing             6    medium swing (two), big band, brushes ballad, shuffle blu
 triple            6    3/4: Viennese waltz, jazz waltz, mazurka; 6/8: jig, ballad, tarantella
 tempo-change      6    accelerando, ritardando, sudden jumps up and down, tempo steps, ramp then jump
 free-intro        6    8-20 s of pad and flourishes with no pulse, then a groove (six styles)
-charted-rock      8    recorded metal and rock, Frets on Fire packs in Debian (135-190 BPM)
+charted-rock      8    recorded metal and rock, Frets on Fire packs in Debian (95-190 BPM)
 ==============  =====  ==========================================================================
 
 The first 48 are composed here (:mod:`bench.beat_truth.compose`) and rendered
