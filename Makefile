@@ -11,13 +11,16 @@ DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 # libsndfile (decoding), Node.js (the Khronos glTF validator and three.js checks), docker-compose
 # (validates docker-compose.yml; there is no Docker engine here), chromium (the Studio's browser tests,
 # driven by Playwright; no browser is ever downloaded), redis-server (the service's fault-injection tests
-# start and kill a Redis of their own). Installed only where missing.
+# start and kill a Redis of their own), FluidSynth and its General MIDI soundfont (bench/beats.py renders
+# its beat-truth songs with them; tests/bench checks the rendering). Installed only where missing.
 SYSTEM_TOOLS := assimp:assimp-utils ffmpeg:ffmpeg node:nodejs npm:npm docker-compose:docker-compose \
-  chromium:chromium redis-server:redis-server
+  chromium:chromium redis-server:redis-server fluidsynth:fluidsynth
+SOUNDFONT := /usr/share/sounds/sf2/FluidR3_GM.sf2
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	ldconfig -p | grep -q libsndfile || missing="$$missing libsndfile1"; \
+	[ -f $(SOUNDFONT) ] || missing="$$missing fluid-soundfont-gm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make: installing Debian packages:$$missing (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

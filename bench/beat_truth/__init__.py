@@ -1,0 +1,1 @@
+"""The beat-truth set: songs whose beats are known by construction, built into a cache (see README.md)."""
