@@ -96,7 +96,6 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
         out = tmp / PREPARED
         prepared.to_npz(out)
         ctx.storage.upload_file(out, work_key(job_id, PREPARED))
-    advance_job(ctx, job_id, JobState.DECODING, progress=0.3)
     return "prepared"
 
 
@@ -123,7 +122,6 @@ def perform(ctx: ServiceContext, job_id: str, runner: SongRunner | None = None) 
         )
         generated.to_npz(tmp / PERFORMED)
         ctx.storage.upload_file(tmp / PERFORMED, work_key(job_id, PERFORMED))
-    advance_job(ctx, job_id, JobState.GENERATING, progress=0.7)
     return "performed"
 
 
