@@ -25,14 +25,20 @@ def joint_positions(motion: Motion) -> np.ndarray:
     The root sits at ``root_translation``; each child is its parent's position
     plus the parent's world rotation applied to the child's rest offset.
     """
-    world_rot = global_rotations(motion)
-    offsets = motion.skeleton.offsets
+    skeleton = motion.skeleton
+    parents = [p for p in skeleton.parents if p >= 0]
+    inner = sorted(set(parents))  # only a parent's world rotation places a joint: leaves need none
+    local = aa_to_mat(motion.rotations[:, inner])
+    world: dict[int, np.ndarray] = {}
+    for k, j in enumerate(inner):
+        p = skeleton.parents[j]
+        world[j] = local[:, k] if p < 0 else world[p] @ local[:, k]
     pos = np.empty(motion.rotations.shape)
-    for j, p in enumerate(motion.skeleton.parents):
+    for j, p in enumerate(skeleton.parents):
         if p < 0:
             pos[:, j] = motion.root_translation
         else:
-            pos[:, j] = pos[:, p] + world_rot[:, p] @ offsets[j]
+            pos[:, j] = pos[:, p] + world[p] @ skeleton.offsets[j]
     return pos
 
 
