@@ -383,7 +383,7 @@ def test_a_storage_write_failing_once_at_each_stage_boundary(
     monkeypatch.setattr(ctx.storage, "put_json", _failing_once(ctx.storage.put_json, nth, counter))
     monkeypatch.setattr(ctx.storage, "upload_file", _failing_once(ctx.storage.upload_file, nth, counter))
     monkeypatch.setattr(tasks, "get_context", lambda: ctx)
-    for task in (tasks.prepare, tasks.generate, tasks.finish):
+    for task in (tasks.prepare, tasks.perform, tasks.finish):
         task.apply(args=(job.id,))
     assert counter[0] > nth, f"the job made only {counter[0]} writes"
     faults.assert_all_done_once([job.id], callbacks=False)
