@@ -103,6 +103,15 @@ class Engine(Protocol):
         """The state that starts ``batch`` new dances."""
         ...
 
+    def input_buffers(self, batch: int, frames: int) -> Mapping[str, np.ndarray] | None:
+        """Host arrays ``{name: [batch, frames, width]}`` a :meth:`run` of this shape sends without a copy of
+        its own (a device backend's page-locked memory), or None: the caller keeps its own.
+
+        A caller writes a chunk into them and passes them as ``inputs``; the next run
+        of the same shape overwrites them.
+        """
+        ...
+
     def run(self, inputs: Mapping[str, np.ndarray], state: Any) -> tuple[np.ndarray, Any]:
         """Run one chunk; returns ``poses [B, T, 75]`` and the state after it."""
         ...

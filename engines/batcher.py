@@ -14,9 +14,11 @@ How it works:
 * a song is cut into chunks by the one rule of :mod:`engines.runner` (every
   chunk ``chunk_frames`` long, the last zero-padded), the rule the one-song
   runner follows too, so a song gets the same dance alone or batched. The
-  submitting thread packs the song's inputs, padded, into one
-  ``[chunks, chunk_frames, width]`` array, so packing a call is one copy per
-  song and the batcher's thread stays free for the engine;
+  submitting thread packs each of the song's inputs, padded, into one
+  contiguous ``[chunks, chunk_frames, width]`` array, so packing a call is one
+  copy per song and input, straight into the host buffers a device engine sends
+  its next call from (:meth:`~engines.base.Engine.input_buffers`: pinned memory
+  for torch-cuda), and the batcher's thread stays free for the engine;
 * a finished or cancelled song leaves at once and a waiting song takes its slot
   before the next call (continuous batching);
 * when an engine call fails, each song of that call is retried alone, so only
@@ -43,7 +45,7 @@ import numpy as np
 from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
 from engines.base import MAX_CHUNK_FRAMES, Engine
-from engines.runner import check_chunk_frames, input_columns, pack_song, song_frames
+from engines.runner import check_chunk_frames, pack_song, song_frames
 
 __all__ = ["BatcherStats", "SequenceBatcher", "loaded_process_batcher", "process_batcher"]
 
@@ -68,7 +70,7 @@ class BatcherStats:
 
 @dataclass(eq=False)
 class _Song:
-    packed: np.ndarray  # [chunks, chunk_frames, width]: music | style | latent, zero-padded
+    packed: dict[str, np.ndarray]  # {input: [chunks, chunk_frames, width]}, zero-padded
     n_frames: int
     future: Future
     poses: np.ndarray
@@ -111,9 +113,11 @@ class SequenceBatcher:
         self._pool = engine.initial_state(max_batch)
         self._rows = engine.state_rows
         self._free_slots = list(range(max_batch - 1, -1, -1))
-        self._columns = input_columns(engine.spec)
-        width = max(cols.stop for cols in self._columns.values())
-        self._pack = np.zeros((max_batch, chunk_frames, width), dtype=np.float32)
+        self._widths = engine.spec.input_widths
+        self._pack = {
+            name: np.zeros((max_batch, chunk_frames, width), dtype=np.float32)
+            for name, width in self._widths.items()
+        }
         self._waiting: deque[_Song] = deque()
         self._active: list[_Song] = []
         self._cond = threading.Condition()
@@ -136,10 +140,10 @@ class SequenceBatcher:
         EngineError
             At once, when the inputs do not fit the model or the batcher is closed.
         """
-        n_frames = song_frames(inputs, self._columns)
+        n_frames = song_frames(inputs, self._widths)
         poses = np.empty((n_frames, FRAME_SIZE), dtype=np.float32)
         poses.fill(0.0)  # touch the pages here, not in the batcher's thread between engine calls
-        packed = pack_song(inputs, self._columns, n_frames, self.chunk_frames)
+        packed = pack_song(inputs, self._widths, n_frames, self.chunk_frames)
         song = _Song(packed, n_frames, Future(), poses)
         with self._cond:
             if self._closed:
@@ -176,8 +180,8 @@ class SequenceBatcher:
         while True:
             size = min(batch, self.max_batch)
             inputs = {
-                name: np.zeros((size, self.chunk_frames, cols.stop - cols.start), np.float32)
-                for name, cols in self._columns.items()
+                name: np.zeros((size, self.chunk_frames, width), np.float32)
+                for name, width in self._widths.items()
             }
             if self.spec.styles and "style" in inputs:
                 inputs["style"][:, :, 0] = 1.0
@@ -249,38 +253,32 @@ class SequenceBatcher:
             if batch:
                 self._step(batch)
 
-    def _chunk_bounds(self, song: _Song) -> tuple[int, int]:
-        lo = song.next_frame
-        return lo, min(lo + self.chunk_frames, song.n_frames)
-
-    def _inputs(self, rows: slice) -> dict[str, np.ndarray]:
-        """The engine's three inputs: column views of the packed rows (no copy)."""
-        return {name: self._pack[rows, :, columns] for name, columns in self._columns.items()}
-
     def _step(self, batch: list[_Song]) -> None:
         size = len(batch)
         chunk = self.chunk_frames
-        np.stack([song.packed[song.next_frame // chunk] for song in batch], out=self._pack[:size])
-        inputs = self._inputs(slice(0, size))
+        inputs = self.engine.input_buffers(size, chunk) or {
+            name: buf[:size] for name, buf in self._pack.items()
+        }
+        for name, buffer in inputs.items():
+            np.stack([song.packed[name][song.next_frame // chunk] for song in batch], out=buffer)
         rows = [song.slot for song in batch]
         start = time.perf_counter()
         try:
             poses, new_state = self.engine.run(inputs, self._rows.take(self._pool, rows))
         except Exception:  # one song may have broken the call: find it, keep the others
             self.stats.engine_s += time.perf_counter() - start
-            self._isolate(batch)
+            self._isolate(batch, inputs)
             return
         self.stats.engine_s += time.perf_counter() - start
         self.stats.calls += 1
         self.stats.rows += size
         self._rows.put(self._pool, rows, new_state)
-        for row, song in enumerate(batch):
-            self._advance(song, poses[row])
+        self._advance(batch, poses)
 
-    def _isolate(self, batch: list[_Song]) -> None:
+    def _isolate(self, batch: list[_Song], inputs: Mapping[str, np.ndarray]) -> None:
         for row, song in enumerate(batch):
             self.stats.isolation_retries += 1
-            single = self._inputs(slice(row, row + 1))
+            single = {name: value[row : row + 1].copy() for name, value in inputs.items()}
             try:
                 poses, new_state = self.engine.run(single, self._rows.take(self._pool, [song.slot]))
             except Exception as exc:
@@ -289,17 +287,27 @@ class SequenceBatcher:
             self.stats.calls += 1
             self.stats.rows += 1
             self._rows.put(self._pool, [song.slot], new_state)
-            self._advance(song, poses[0])
+            self._advance([song], poses)
 
-    def _advance(self, song: _Song, poses: np.ndarray) -> None:
-        lo, hi = self._chunk_bounds(song)
-        song.poses[lo:hi] = poses[: hi - lo]
-        song.next_frame = hi
-        self.stats.frames += hi - lo
-        if hi >= song.n_frames:
-            with self._cond:
+    def _advance(self, songs: list[_Song], poses: np.ndarray) -> None:
+        """Give each song its rows of ``poses`` (row ``i`` is ``songs[i]``'s chunk); end the finished ones."""
+        chunk, frames, finished = self.chunk_frames, 0, []
+        for row, song in enumerate(songs):
+            lo = song.next_frame
+            hi = min(lo + chunk, song.n_frames)
+            song.poses[lo:hi] = poses[row, : hi - lo]
+            song.next_frame = hi
+            frames += hi - lo
+            if hi >= song.n_frames:
+                finished.append(song)
+        self.stats.frames += frames
+        if not finished:
+            return
+        with self._cond:
+            for song in finished:
                 self._active.remove(song)
                 self._release(song)
+        for song in finished:
             if song.future.set_running_or_notify_cancel():
                 song.future.set_result(song.poses)
                 self.stats.songs_done += 1

@@ -59,6 +59,10 @@ class OnnxRuntimeEngine:
             for name, shape in self.spec.state_shapes.items()
         }
 
+    def input_buffers(self, batch: int, frames: int) -> None:
+        """None: ONNX Runtime on the CPU reads any host array as it is."""
+        return None
+
     def run(self, inputs: Mapping[str, np.ndarray], state: State) -> tuple[np.ndarray, State]:
         """Run one chunk of ``T`` frames for ``B`` sequences.
 

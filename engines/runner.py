@@ -28,7 +28,6 @@ __all__ = [
     "SingleSongRunner",
     "SongRunner",
     "check_chunk_frames",
-    "input_columns",
     "pack_song",
     "song_frames",
 ]
@@ -56,16 +55,7 @@ def check_chunk_frames(chunk_frames: int) -> int:
     return chunk_frames
 
 
-def input_columns(spec: ModelSpec) -> dict[str, slice]:
-    """Where each conditioning input sits in a packed song's last axis, in contract order."""
-    columns, start = {}, 0
-    for name, width in spec.input_widths.items():
-        columns[name] = slice(start, start + width)
-        start += width
-    return columns
-
-
-def song_frames(inputs: Mapping[str, np.ndarray], columns: Mapping[str, slice]) -> int:
+def song_frames(inputs: Mapping[str, np.ndarray], widths: Mapping[str, int]) -> int:
     """Validate a song's inputs against the model's widths; returns its frame count ``N``.
 
     Raises
@@ -73,15 +63,14 @@ def song_frames(inputs: Mapping[str, np.ndarray], columns: Mapping[str, slice]) 
     EngineError
         Naming the missing input or the one whose shape is wrong.
     """
-    missing = [name for name in columns if name not in inputs]
+    missing = [name for name in widths if name not in inputs]
     if missing:
         raise EngineError(f"song inputs are missing {missing}")
     n_frames = int(np.shape(inputs["music"])[0]) if np.ndim(inputs["music"]) else 0
     if n_frames < 1:
         raise EngineError("song inputs hold no frames")
-    for name, cols in columns.items():
+    for name, width in widths.items():
         shape = np.shape(inputs[name])
-        width = cols.stop - cols.start
         if shape != (n_frames, width):
             raise EngineError(
                 f"song input {name!r} must be {(n_frames, width)} (frames x width), got {shape}"
@@ -90,20 +79,21 @@ def song_frames(inputs: Mapping[str, np.ndarray], columns: Mapping[str, slice]) 
 
 
 def pack_song(
-    inputs: Mapping[str, np.ndarray], columns: Mapping[str, slice], n_frames: int, chunk_frames: int
-) -> np.ndarray:
-    """The song's inputs side by side, cut into chunks: ``[chunks, chunk_frames, width]`` float32.
+    inputs: Mapping[str, np.ndarray], widths: Mapping[str, int], n_frames: int, chunk_frames: int
+) -> dict[str, np.ndarray]:
+    """The song's inputs cut into chunks: ``{name: [chunks, chunk_frames, width]}`` float32, each contiguous.
 
     Chunk ``k`` holds frames ``k * chunk_frames`` up to the next chunk; the last
     chunk is zero-padded to ``chunk_frames``. This is the one chunking and
     padding rule of every runner.
     """
     n_chunks = -(-n_frames // chunk_frames)
-    width = max(cols.stop for cols in columns.values())
-    packed = np.zeros((n_chunks * chunk_frames, width), dtype=np.float32)
-    for name, cols in columns.items():
-        packed[:n_frames, cols] = inputs[name]
-    return packed.reshape(n_chunks, chunk_frames, width)
+    packed = {}
+    for name, width in widths.items():
+        chunks = np.zeros((n_chunks * chunk_frames, width), dtype=np.float32)
+        chunks[:n_frames] = inputs[name]
+        packed[name] = chunks.reshape(n_chunks, chunk_frames, width)
+    return packed
 
 
 class SingleSongRunner:
@@ -123,7 +113,6 @@ class SingleSongRunner:
         self.engine = engine
         self.spec = engine.spec
         self.chunk_frames = check_chunk_frames(chunk_frames)
-        self._columns = input_columns(engine.spec)
 
     def run_song(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         """The song's poses ``[N, 75]`` float32.
@@ -133,15 +122,14 @@ class SingleSongRunner:
         EngineError
             When the inputs do not fit the model or the engine fails.
         """
-        n_frames = song_frames(inputs, self._columns)
-        packed = pack_song(inputs, self._columns, n_frames, self.chunk_frames)
+        widths = self.spec.input_widths
+        n_frames = song_frames(inputs, widths)
+        packed = pack_song(inputs, widths, n_frames, self.chunk_frames)
         poses = np.empty((n_frames, FRAME_SIZE), dtype=np.float32)
         state = self.engine.initial_state(1)
-        for k, chunk in enumerate(packed):
-            lo = k * self.chunk_frames
+        for lo in range(0, n_frames, self.chunk_frames):
             hi = min(lo + self.chunk_frames, n_frames)
-            out, state = self.engine.run(
-                {name: chunk[None, :, cols] for name, cols in self._columns.items()}, state
-            )
+            k = lo // self.chunk_frames
+            out, state = self.engine.run({name: chunks[k : k + 1] for name, chunks in packed.items()}, state)
             poses[lo:hi] = out[0, : hi - lo]
         return poses

@@ -251,6 +251,10 @@ class TensorRTEngine:
         """Zeroed device rows for every state tensor: the start of ``batch`` dances."""
         return {name: DeviceRows.zeros(batch, shape) for name, shape in self.spec.state_shapes.items()}
 
+    def input_buffers(self, batch: int, frames: int) -> None:
+        """None: a call's slot (and so its page-locked inputs) is chosen when it runs."""
+        return None
+
     def run(
         self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any]
     ) -> tuple[np.ndarray, dict[str, Any]]:

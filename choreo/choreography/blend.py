@@ -21,7 +21,7 @@ from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
 from choreo.motion.motion import FRAME_SIZE
-from engines.runner import input_columns, song_frames
+from engines.runner import song_frames
 
 __all__ = ["BLEND_INPUTS", "BlendRunner", "blend_spec"]
 
@@ -55,7 +55,6 @@ class BlendRunner:
     def __init__(self, library: PhraseLibrary) -> None:
         self.library = library
         self.spec = blend_spec(library)
-        self._columns = input_columns(self.spec)
 
     def run_song(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         """The guide's poses ``[N, 75]`` float32.
@@ -65,7 +64,7 @@ class BlendRunner:
         EngineError
             When an input is missing or has the wrong shape, or the guide is not finite.
         """
-        song_frames(inputs, self._columns)
+        song_frames(inputs, self.spec.input_widths)
         guide = np.asarray(inputs["guide"], dtype=np.float32)
         if not np.isfinite(guide).all():
             raise EngineError("the guide holds non-finite poses")

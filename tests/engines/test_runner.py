@@ -8,7 +8,7 @@ from engine_testkit import make_inputs
 
 from choreo.errors import EngineError, ParameterError
 from engines.onnxruntime_engine import OnnxRuntimeEngine
-from engines.runner import SingleSongRunner, input_columns, pack_song, song_frames
+from engines.runner import SingleSongRunner, pack_song, song_frames
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +22,14 @@ def _song(engine, n_frames, rng):
 
 def test_pack_song_cuts_whole_chunks_and_zero_pads_the_last(ort_engine, rng):
     song = _song(ort_engine, 40, rng)
-    columns = input_columns(ort_engine.spec)
-    packed = pack_song(song, columns, 40, 16)
-    assert packed.shape == (3, 16, columns["latent"].stop)
-    flat = packed.reshape(48, -1)
-    for name, cols in columns.items():
-        np.testing.assert_array_equal(flat[:40, cols], song[name])
-    assert not flat[40:].any(), "the last chunk's padding must be zeros"
+    widths = ort_engine.spec.input_widths
+    packed = pack_song(song, widths, 40, 16)
+    assert list(packed) == list(widths)
+    for name, width in widths.items():
+        assert packed[name].shape == (3, 16, width) and packed[name].flags.c_contiguous
+        flat = packed[name].reshape(48, width)
+        np.testing.assert_array_equal(flat[:40], song[name])
+        assert not flat[40:].any(), "the last chunk's padding must be zeros"
 
 
 def test_single_runner_equals_the_engine_run_chunk_by_chunk(ort_engine, rng):
@@ -79,8 +80,7 @@ def test_bad_song_inputs_are_named(ort_engine, rng):
         runner.run_song(song | {"style": song["style"][:, :1]})
     with pytest.raises(EngineError, match="no frames"):
         runner.run_song({k: v[:0] for k, v in song.items()})
-    columns = input_columns(ort_engine.spec)
-    assert song_frames(song, columns) == 20
+    assert song_frames(song, ort_engine.spec.input_widths) == 20
 
 
 @pytest.mark.parametrize("chunk_frames", [8, 129])
