@@ -167,10 +167,10 @@ def retargeted_take(take: SourceTake) -> tuple[Motion, dict]:
     ):
         raise ParameterError(f"{take.label}: nothing moves: a T-pose or a held pose only")
     start, stop = active_span(full)
-    if (stop - start) / full.fps < MIN_MOTION_S:
+    span_s = (stop - 1 - start) / full.fps  # from the first kept frame to the last
+    if span_s < MIN_MOTION_S:
         raise ParameterError(
-            f"{take.label}: {(stop - start) / full.fps:.1f} s of motion, under the {MIN_MOTION_S:.0f} s "
-            "a phrase needs"
+            f"{take.label}: {span_s:.1f} s of motion, under the {MIN_MOTION_S:.0f} s a phrase needs"
         )
     cut = face_forward(
         full.replace(rotations=full.rotations[start:stop], root_translation=full.root_translation[start:stop])

@@ -16,9 +16,10 @@ in one place:
   axis settings say Z (or X) is up is turned so that Y is, and the unit the
   file states (``UnitScaleFactor``, centimetres per unit) is kept with the take;
 - **frames** lie on a uniform grid: at the key spacing when the keys are
-  regular (24, 25, 30, 60 fps...), else (irregular or sparse keys) resampled
-  at the file's stated frame rate, or 30 fps; positions and scales are interpolated
-  linearly and rotations by slerp, which is how Assimp itself plays keys.
+  regular (the rate the file states when it agrees, else 24, 25, 30, 60 fps...
+  when within 1 %), else (irregular or sparse keys) resampled at the file's
+  stated frame rate, or 30 fps; positions and scales are interpolated linearly
+  and rotations by slerp, which is how Assimp itself plays keys.
 
 Only the scene fields whose layout Assimp 5.2 (Debian 12) and 5.4 share are
 read (nodes, animations and their keys, mesh bone names, scene metadata): the
@@ -170,6 +171,8 @@ def _grid_fps(times_s: np.ndarray, stated: float | None) -> tuple[float, bool]:
     step = float(np.median(steps))
     if np.all(np.abs(steps / step - 1.0) < 0.05) and 1.0 / step >= _MIN_KEY_FPS:
         fps = 1.0 / step
+        if stated is not None and abs(stated / fps - 1.0) < 0.01:
+            return stated, False
         near = min(STANDARD_FPS, key=lambda f: abs(f - fps))
         return (near if abs(near / fps - 1.0) < 0.01 else round(fps, 3)), False
     return stated or _IRREGULAR_FPS, True
@@ -252,7 +255,7 @@ def _take(
     if times.size < 2:
         raise ParameterError(f"{label}: one key only: a pose, not a motion")
     fps, _irregular = _grid_fps(times, _stated_fps(metadata))
-    n = int(np.floor((times[-1] - times[0]) * fps + 1e-6)) + 1
+    n = int(np.floor((times[-1] - times[0]) * fps + 0.01)) + 1  # key times carry float32 ticks
     grid = times[0] + np.arange(n) / fps
     channels = {c.node_name: c for c in animation.channels}
     needed = sorted({a for j in joints for a in _ancestry(tree, j)})
