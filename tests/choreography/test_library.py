@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from choreo.motion.contacts import airborne_frames
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.resample import resample
 from exporters.bvh import write_bvh
+from exporters.fbx import write_fbx
 
 
 def test_phrases_stay_inside_their_clip_and_have_mirror_twins(small_library: PhraseLibrary) -> None:
@@ -215,3 +217,33 @@ def test_a_file_of_an_unknown_skeleton_is_named_with_its_joints_and_nothing_is_w
     assert "odd/snake.bvh: unknown skeleton: its joints (seg, seg0, seg1" in err
     assert "smpl (joint 'left_hip')" in err and "mixamo (joint 'mixamorig:LeftUpLeg')" in err
     assert "1 file(s) refused; nothing written" in err and not out.exists()
+
+
+def test_a_styles_table_names_styles_credits_and_licences_and_show_says_what_each_fills(
+    clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    team = tmp_path / "team"
+    team.mkdir()
+    for name in ("05_02", "05_04"):
+        source, _ = retargeted_dance(clip_folders[0] / f"{name}.bvh")
+        write_fbx(source, team / f"{name}.fbx", rig="mixamo")
+    (team / "styles.tsv").write_text(
+        "file\tstyle\tcredit\tlicence\n"
+        "05_02.fbx\tContemporary\tDana Choreographer, Studio A\tCC-BY-4.0\n"
+        "05_04.fbx\tjazz\tStudio B\t\n"
+    )
+    out = tmp_path / "team.npz"
+    assert main(["library", "build", str(team), "-o", str(out)]) == 0
+    capsys.readouterr()
+    lib = load_library(out)
+    assert lib.clip_sources == ("team/05_02.fbx", "team/05_04.fbx")
+    assert set(lib.credits) == {"Dana Choreographer, Studio A (licence: CC-BY-4.0)", "Studio B"}
+    assert main(["library", "show", str(out), "--song-s", "60"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    for style in shown["styles"].values():
+        low, high = style["tempo_bpm"]
+        assert 40 <= low < high <= 240 and style["moving_minutes"] > 0
+        assert isinstance(style["fills_without_stalls"], bool)
+    (team / "styles.tsv").write_text("file\tstyle\n05_02.fbx\tjazz\n")
+    assert main(["library", "build", str(team), "-o", str(tmp_path / "x.npz")]) == 1
+    assert "needs a header row with the columns file, style, credit" in capsys.readouterr().err
