@@ -28,6 +28,7 @@ from choreo.audio import MusicFeatures, analyze_song, song_sha256
 from choreo.audio.structure import analyze_structure
 from choreo.choreography.guide import Guide, build_guide
 from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.choreography.music_character import music_character
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.style_choice import choose_style
 from choreo.contracts.generated import GeneratedMotion
@@ -108,17 +109,23 @@ def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLi
         When the style is not in the library.
     """
     structure = analyze_structure(features)
-    choice = choose_style(options.style, features.tempo_bpm, library, features.duration_s)
+    music = music_character(features, structure)
+    choice = choose_style(options.style, library, music=music, duration_s=features.duration_s)
     plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
     return plan if choice.note is None else replace(plan, notes=(*plan.notes, choice.note))
 
 
 @dataclass(frozen=True)
 class Choreography:
-    """A song's plan and the guide made from it: what a synthesizer performs."""
+    """A song's plan and the guide made from it: what a synthesizer performs.
+
+    ``credits`` are the credit lines of the library the plan was made on: they go into the
+    dance's provenance whoever performs it (the network's own training credits join them).
+    """
 
     plan: Plan
     guide: Guide
+    credits: tuple[str, ...] = ()
 
 
 def choreograph(
@@ -141,7 +148,7 @@ def choreograph(
         raise ParameterError(
             f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
         )
-    return Choreography(plan, build_guide(library, plan, features.n_frames, features.fps))
+    return Choreography(plan, build_guide(library, plan, features.n_frames, features.fps), library.credits)
 
 
 def generate_motion(
@@ -192,7 +199,7 @@ def generate_motion(
         seed=options.seed,
         style=style,
         song_sha256=song_sha256,
-        data_credits=spec.credits,
+        data_credits=tuple(dict.fromkeys((*spec.credits, *choreography.credits))),
         model_trained=spec.trained,
         synthesizer=options.synth,
         energy=options.energy,
