@@ -97,11 +97,9 @@ def _relative(values: np.ndarray) -> np.ndarray:
     return (values - values.min()) / spread if spread > 1e-9 else np.full(values.shape, 0.5)
 
 
-def style_profiles(library: PhraseLibrary) -> dict[str, StyleProfile]:
-    """Each style's :class:`StyleProfile`, from its phrases and frames (mirror images left out)."""
-    from choreo.choreography.style_fit import style_fits
-
-    fits = style_fits(library)
+def _material(library: PhraseLibrary) -> np.ndarray:
+    """Per style ``[styles, 6]``: median phrase energy, floor share, turn rate, stops on the beat,
+    held-pose share, share of frames in the air (mirror images left out)."""
     raw = []
     for s in range(len(library.styles)):
         phrases = (library.phrase_style == s) & ~library.phrase_mirrored
@@ -120,8 +118,15 @@ def style_profiles(library: PhraseLibrary) -> dict[str, StyleProfile]:
                 float(library.airborne[frames].mean()),
             )
         )
-    columns = [_relative(np.array(c)) for c in zip(*raw, strict=True)]
-    energy, floor, turn, pinned, still, air = columns
+    return np.array(raw)
+
+
+def style_profiles(library: PhraseLibrary) -> dict[str, StyleProfile]:
+    """Each style's :class:`StyleProfile`, from its phrases and frames (mirror images left out)."""
+    from choreo.choreography.style_fit import style_fits
+
+    fits = style_fits(library)
+    energy, floor, turn, pinned, still, air = (_relative(c) for c in _material(library).T)
     out = {}
     for s, name in enumerate(library.styles):
         fit = fits[name]
@@ -133,6 +138,16 @@ def style_profiles(library: PhraseLibrary) -> dict[str, StyleProfile]:
             tempo_bpm=fit.tempo_bpm or (0.0, 0.0),
         )
     return out
+
+
+def nearest_style(library: PhraseLibrary, style: str, among: PhraseLibrary) -> str:
+    """The style of ``among`` whose material is most like ``style``'s in ``library`` (each measure
+    scaled by its spread over ``among``'s styles): what the network, which knows the shipped styles
+    only, is conditioned on to perform a team style."""
+    ours = _material(library)[library.style_index(style)]
+    theirs = _material(among)
+    spread = np.maximum(theirs.max(axis=0) - theirs.min(axis=0), 1e-9)
+    return among.styles[int(np.argmin(np.sum(((theirs - ours) / spread) ** 2, axis=1)))]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS
 from choreo.choreography.style_choice import MIN_SOURCE_S_PER_MIN
 
-__all__ = ["MIN_FITTING_SHARE", "StyleFit", "style_fits"]
+__all__ = ["MIN_FITTING_SHARE", "StyleFit", "describe_library", "style_fits"]
 
 MIN_FITTING_SHARE = 0.1
 """A tempo is in a style's range when at least this share of its moving phrases fit it."""
@@ -113,3 +113,23 @@ def style_fits(library: PhraseLibrary) -> dict[str, StyleFit]:
             tempo_bpm_half_double=_range(np.maximum.reduce(at), tempo.size),
         )
     return out
+
+
+def describe_library(
+    library: PhraseLibrary, *, song_s: float = 240.0, tempo_bpm: float | None = None
+) -> dict:
+    """A library's version, hash, per-style coverage and reach (:meth:`StyleFit.describe` for a song of
+    ``song_s`` at ``tempo_bpm``), merged styles and credits: what ``choreo library show`` prints and the
+    service keeps in a library's record."""
+    fits = style_fits(library)
+    styles = {
+        name: coverage | fits[name].describe(song_s, tempo_bpm)
+        for name, coverage in library.coverage().items()
+    }
+    return {
+        "version": library.version,
+        "sha256": library.sha256,
+        "styles": styles,
+        "merged_styles": library.merged_styles,
+        "credits": list(library.credits),
+    }

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from choreo.errors import ChoreoError
 
 if TYPE_CHECKING:
-    from choreo.choreography.library import PhraseLibrary
     from choreo.mocap.library_clips import MotionSource
 
 __all__ = ["register"]
 
 _SONG_S = 240.0
+"""The song length ``library show`` gives its verdict for, by default (four minutes)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,26 +52,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.set_defaults(func=run_show)
 
 
-def describe_library(
-    library: PhraseLibrary, *, song_s: float = _SONG_S, tempo_bpm: float | None = None
-) -> dict:
-    """A library's version, hash, per-style coverage and reach, merged styles and credits."""
-    from choreo.choreography.style_fit import style_fits
-
-    fits = style_fits(library)
-    styles = {
-        name: coverage | fits[name].describe(song_s, tempo_bpm)
-        for name, coverage in library.coverage().items()
-    }
-    return {
-        "version": library.version,
-        "sha256": library.sha256,
-        "styles": styles,
-        "merged_styles": library.merged_styles,
-        "credits": list(library.credits),
-    }
-
-
 def _sources(paths: list[Path]) -> list[MotionSource]:
     from choreo.mocap.library_clips import sources_from_folders, sources_from_table
 
@@ -84,6 +64,7 @@ def _sources(paths: list[Path]) -> list[MotionSource]:
 def run_build(args: argparse.Namespace) -> int:
     """Read, cut and save; prints the coverage. Exit 1 naming every refused file (nothing is written)."""
     from choreo.choreography.library import build_library, load_library
+    from choreo.choreography.style_fit import describe_library
     from choreo.mocap.library_clips import read_sources
 
     log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
@@ -109,6 +90,7 @@ def run_build(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     """Print a library's version, hash, coverage, tempo range per style, and credits."""
     from choreo.choreography.library import shipped_library
+    from choreo.choreography.style_fit import describe_library
 
     try:
         library = shipped_library(args.file)

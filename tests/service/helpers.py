@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -23,9 +25,35 @@ from tests.harness.localstack import LocalStack, free_ports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music"
-REDIS_DB = int(os.environ.get("CHOREO_TEST_REDIS_DB", "11"))
+
+
 REDIS_PORT = int(os.environ.get("CHOREO_TEST_REDIS_PORT", "6379"))
 """The Redis the tests use; another port for a Redis of one's own (with more than 16 databases)."""
+
+_SPARE_DATABASES = (11, 13, 14, 15, 10, 9, 8, 7, 6, 5, 4, 3, 1)
+"""Databases a test session may take: 0 is Redis' default, 2 is `make up`'s and 12 the benchmarks'."""
+
+
+def _claimed_database() -> int:
+    """A database no other test session on this Redis is using, held until this process exits.
+
+    Sessions that share one Redis (CI's clean clone beside a developer's worktrees) each flush their
+    database at start and end; a claim (a key with this process's id, in database 0, kept four hours at
+    most) keeps two of them apart. Without a Redis to ask, the first: the fixtures then say it is down.
+    """
+    client = redis.Redis(port=REDIS_PORT, socket_connect_timeout=2)
+    try:
+        for db in _SPARE_DATABASES:
+            claim = f"choreo-tests:database:{db}"
+            if client.set(claim, f"{socket.gethostname()}:{os.getpid()}", nx=True, ex=4 * 3600):
+                atexit.register(client.delete, claim)
+                return db
+    except redis.RedisError:
+        return _SPARE_DATABASES[0]
+    raise RuntimeError(f"every spare Redis database ({_SPARE_DATABASES}) is claimed by another test session")
+
+
+REDIS_DB = int(os.environ.get("CHOREO_TEST_REDIS_DB") or _claimed_database())
 REDIS_URL = os.environ.get("CHOREO_TEST_REDIS_URL", f"redis://127.0.0.1:{REDIS_PORT}/{REDIS_DB}")
 """The Redis database the service tests own (flushed at start and end); the URL wins over the others."""
 MAX_UPLOAD_BYTES = 6 * 1024 * 1024

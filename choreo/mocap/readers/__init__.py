@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from choreo.contracts.choices import MOTION_EXTENSIONS
 from choreo.errors import ParameterError
 from choreo.mocap.readers.assimp_reader import ASSIMP_SUFFIXES, read_assimp_takes
 from choreo.mocap.readers.take import SourceTake, as_take, take_from_bvh
@@ -15,7 +16,7 @@ from choreo.motion.bvh_reader import read_bvh
 
 __all__ = ["MOTION_SUFFIXES", "SourceTake", "as_take", "is_motion_file", "read_takes", "take_from_bvh"]
 
-MOTION_SUFFIXES = (".bvh", *ASSIMP_SUFFIXES)
+MOTION_SUFFIXES = tuple(f".{ext}" for ext in MOTION_EXTENSIONS)
 """The file suffixes a phrase library is built from (any case)."""
 
 
