@@ -65,6 +65,7 @@ __all__ = [
     "retargeted_take",
     "retime",
     "take_clip_name",
+    "write_reference",
 ]
 
 DATA_FPS = 30
@@ -382,9 +383,19 @@ def _write_pairs(path: Path, pairs: list[Pair]) -> dict:
     }
 
 
-def _write_reference(
-    path: Path, clips: list[Clip], songs: list[Song], rng: np.random.Generator
+def write_reference(
+    path: Path,
+    clips: list[Clip],
+    songs: list[Song],
+    rng: np.random.Generator,
+    *,
+    styles: tuple[str, ...] = STYLES,
 ) -> list[dict]:
+    """Write ``reference.npz``: each clip retimed onto two different ``songs``, at 30 and 60 fps.
+
+    The metrics' reference rows (``choreo eval --reference``); ``styles`` names the styles the
+    rows' indices count in (a team style's reference, the team's own). Returns one entry per row.
+    """
     entries = []
     arrays: dict[str, list] = {"motion_30fps": [], "motion_60fps": []}
     rows = []
@@ -428,11 +439,11 @@ def _write_reference(
             np.int64
         )
     out["clip"] = np.array([c.name for c, *_ in rows])
-    out["style"] = np.array([STYLES.index(c.style) for c, *_ in rows], dtype=np.int64)
+    out["style"] = np.array([styles.index(c.style) for c, *_ in rows], dtype=np.int64)
     out["song"] = np.array([s.name for _, s, *_ in rows])
     out["song_start_frame_30fps"] = np.array([r[2] for r in rows], dtype=np.int64)
     out["song_start_frame_60fps"] = np.array([r[3] for r in rows], dtype=np.int64)
-    out["styles"] = np.array(STYLES)
+    out["styles"] = np.array(styles)
     np.savez_compressed(path, **out)
     return entries
 
@@ -471,7 +482,7 @@ def build_dataset(
     train = _write_pairs(out_dir / "train.npz", _pairs(train_clips, train_songs, _PAIRINGS_PER_STYLE, rng))
     val_per_style = {s: 2 for s in STYLES}
     val = _write_pairs(out_dir / "val.npz", _pairs(test_clips, test_songs, val_per_style, rng))
-    reference = _write_reference(out_dir / "reference.npz", test_clips, test_songs, rng)
+    reference = write_reference(out_dir / "reference.npz", test_clips, test_songs, rng)
     meta = {
         "format": 1,
         "fps": DATA_FPS,

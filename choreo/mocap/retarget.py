@@ -118,7 +118,9 @@ def source_joint_positions(clip: SourceTake | BvhData, rig: SourceRig) -> tuple[
             joint, _, end = name.partition("@")
             j = take.index(joint)
             p = pos[:, j]
-            if end:
+            if end and not np.any(take.end_sites[j]):
+                p = np.full_like(p, np.nan)  # the file keeps no End Site there (a glTF has none)
+            elif end:
                 p = p + np.einsum("fab,b->fa", rot[:, j], take.end_sites[j])
             pts.append(p)
         out_pos[:, _J[smpl_name]] = np.mean(pts, axis=0)

@@ -159,14 +159,19 @@ def test_blender_fbx_and_glb_of_a_cmu_clip_read_as_the_bvh_does(
         "simplified.fbx": {},  # Blender's default: curves simplified, keys irregular
         "blender.glb": {},
     }
+    salsa = mocap_dir / "cmu_60_61_salsa" / "60_09_scaled.bvh"  # its rig places the toes at End Sites
     _blender(
         blender_python,
         [
             {"bvh": str(bvh), "out": str(tmp_path / n), "format": n.split(".")[1], "options": o}
             for n, o in jobs.items()
-        ],
+        ]
+        + [{"bvh": str(salsa), "out": str(tmp_path / "salsa.fbx"), "format": "fbx", "options": exact}],
         tmp_path,
     )
+    (salsa_take,) = read_takes(tmp_path / "salsa.fbx")
+    assert detect_rig(salsa_take).name == "cmu_salsa"
+    assert pose_error_m(retarget(salsa_take), _read_back(salsa)).max() < 0.001  # leaf bones are its End Sites
     reference = _read_back(bvh)
     for name in jobs:
         (take,) = read_takes(tmp_path / name)

@@ -11,6 +11,9 @@ in one place:
   and the nodes below them (end joints such as ``HeadTop_End``); Assimp's own
   FBX pivot helpers (``<bone>_$AssimpFbx$_PreRotation`` and kin) are not
   joints, but their transforms are composed in, as every other ancestor's;
+- **End Sites**: a joint whose one child is an end joint (Blender's ``lFoot_end``)
+  gets that child's rest offset as its End Site, as BVH has it (rigs name
+  ``lFoot@end``);
 - **world transforms** compose every node from the scene's root, so a
   glTF's ``Z_UP`` node or an FBX armature's scale is in them; an FBX whose
   axis settings say Z (or X) is up is turned so that Y is, and the unit the
@@ -279,6 +282,7 @@ def _take(
         while p >= 0 and p not in index:
             p = tree.parents[p]
         parents.append(index[p] if p >= 0 else -1)
+    rest_rotations = _orthonormal(rest[:, :3, :3])
     unit_cm = metadata.get("UnitScaleFactor")
     return SourceTake(
         source=str(path),
@@ -287,12 +291,26 @@ def _take(
         parents=tuple(parents),
         positions=stacked[..., :3, 3].copy(),
         rotations=_orthonormal(stacked[..., :3, :3]),
-        end_sites=np.zeros((len(joints), 3)),
+        end_sites=_end_sites(parents, rest[:, :3, 3], rest_rotations),
         rest_positions=rest[:, :3, 3].copy(),
         fps=fps,
         metres_per_unit=float(unit_cm) / 100.0 if isinstance(unit_cm, float | int) else 1.0,
-        rest_rotations=_orthonormal(rest[:, :3, :3]),
+        rest_rotations=rest_rotations,
     )
+
+
+def _end_sites(parents: list[int], rest_positions: np.ndarray, rest_rotations: np.ndarray) -> np.ndarray:
+    """A BVH End Site's equivalent: for a joint whose one child is an end joint (Blender's ``lFoot_end``,
+    Mixamo's ``HeadTop_End``), that child's rest offset in the joint's own frame; zeros elsewhere."""
+    children: dict[int, list[int]] = {}
+    for j, p in enumerate(parents):
+        children.setdefault(p, []).append(j)
+    out = np.zeros_like(rest_positions)
+    for j in range(len(parents)):
+        kids = children.get(j, [])
+        if len(kids) == 1 and not children.get(kids[0]):
+            out[j] = rest_rotations[j].T @ (rest_positions[kids[0]] - rest_positions[j])
+    return out
 
 
 def _ancestry(tree: _Scene, j: int) -> list[int]:
