@@ -18,9 +18,9 @@ in one place:
   glTF's ``Z_UP`` node or an FBX armature's scale is in them; an FBX whose
   axis settings say Z (or X) is up is turned so that Y is, and the unit the
   file states (``UnitScaleFactor``, centimetres per unit) is kept with the take;
-- **frames** lie on a uniform grid: at the key spacing when the keys are
-  regular (the rate the file states when it agrees, else 24, 25, 30, 60 fps...
-  when within 1 %), else (irregular or sparse keys) resampled at the file's
+- **frames** lie on a uniform grid: at the keys' own rate when they are
+  regular (the rate the file states, or 24, 25, 30, 60 fps..., where that grid
+  keeps every key within a tenth of a frame), else (irregular or sparse keys) resampled at the file's
   stated frame rate, or 30 fps; positions and scales are interpolated linearly
   and rotations by slerp, which is how Assimp itself plays keys.
 
@@ -173,11 +173,15 @@ def _grid_fps(times_s: np.ndarray, stated: float | None) -> tuple[float, bool]:
     steps = np.diff(times_s)
     step = float(np.median(steps))
     if np.all(np.abs(steps / step - 1.0) < 0.05) and 1.0 / step >= _MIN_KEY_FPS:
-        fps = 1.0 / step
-        if stated is not None and abs(stated / fps - 1.0) < 0.01:
-            return stated, False
+        span_s = float(times_s[-1] - times_s[0])
+        fps = (times_s.size - 1) / span_s  # the keys' own rate, to the precision of the whole span
+
+        def keeps_keys(rate: float) -> bool:  # on this grid, the last key is off by under a tenth of a frame
+            return abs(rate - fps) * span_s < 0.1
+
         near = min(STANDARD_FPS, key=lambda f: abs(f - fps))
-        return (near if abs(near / fps - 1.0) < 0.01 else round(fps, 3)), False
+        rate = next((r for r in (stated, near) if r is not None and keeps_keys(r)), fps)
+        return rate, False
     return stated or _IRREGULAR_FPS, True
 
 
