@@ -28,7 +28,7 @@ Three scores in 0..1 come from them, each what a body answers differently:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,12 +65,6 @@ class MusicCharacter:
     @property
     def flow(self) -> float:
         return float(min((1.0 - self.activity) * (1.0 - self.noisiness / 2.0) + (1.0 - self.steadiness), 1.0))
-
-    def summary(self) -> dict[str, float]:
-        """Every number, rounded, with drive, lilt and flow (for notes, tests and benchmarks)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values |= {"drive": self.drive, "lilt": self.lilt, "flow": self.flow}
-        return {k: round(float(v), 3) for k, v in values.items()}
 
 
 def _squash(value: float, low: float, high: float) -> float:

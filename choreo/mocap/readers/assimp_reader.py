@@ -168,8 +168,8 @@ def _stated_fps(metadata: dict[str, Any]) -> float | None:
     return _FBX_TIME_MODES.get(int(mode)) if isinstance(mode, int) else None
 
 
-def _grid_fps(times_s: np.ndarray, stated: float | None) -> tuple[float, bool]:
-    """The frame rate of the take's grid and whether its keys were irregular (resampled)."""
+def _grid_fps(times_s: np.ndarray, stated: float | None) -> float:
+    """The frame rate of the take's grid: the keys' own where they are regular, else the resampling rate."""
     steps = np.diff(times_s)
     step = float(np.median(steps))
     if np.all(np.abs(steps / step - 1.0) < 0.05) and 1.0 / step >= _MIN_KEY_FPS:
@@ -180,9 +180,8 @@ def _grid_fps(times_s: np.ndarray, stated: float | None) -> tuple[float, bool]:
             return abs(rate - fps) * span_s < 0.1
 
         near = min(STANDARD_FPS, key=lambda f: abs(f - fps))
-        rate = next((r for r in (stated, near) if r is not None and keeps_keys(r)), fps)
-        return rate, False
-    return stated or _IRREGULAR_FPS, True
+        return next((r for r in (stated, near) if r is not None and keeps_keys(r)), fps)
+    return stated or _IRREGULAR_FPS
 
 
 def _sample_vectors(keys: np.ndarray, tick_s: float, times_s: np.ndarray) -> np.ndarray:
@@ -261,7 +260,7 @@ def _take(
     times = _key_times(animation, tick_s)
     if times.size < 2:
         raise ParameterError(f"{label}: one key only: a pose, not a motion")
-    fps, _irregular = _grid_fps(times, _stated_fps(metadata))
+    fps = _grid_fps(times, _stated_fps(metadata))
     n = int(np.floor((times[-1] - times[0]) * fps + 0.01)) + 1  # key times carry float32 ticks
     grid = times[0] + np.arange(n) / fps
     channels = {c.node_name: c for c in animation.channels}
