@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from choreo.mocap.dataset import retargeted_dance
+from choreo.service.rebuild import rebuild_index
 from exporters.fbx import write_fbx
 from exporters.gltf import write_glb
 from tests.service.helpers import ServiceStack, cut_songs, upload, wait_for_batch
@@ -117,6 +118,11 @@ def test_a_library_is_built_from_the_usable_files_and_says_why_the_others_were_r
                 "styles": ["contemporary", "power"]} in options["libraries"]  # fmt: skip
     with stack.client() as anonymous:
         assert anonymous.get("/v1/options").json()["libraries"] == []
+    # storage is the record: a lost index entry comes back from it
+    stack.ctx.redis.delete(stack.ctx.key("library", built["id"]))
+    assert rebuild_index(stack.ctx)["libraries"] >= 1
+    with stack.as_("content") as client:
+        assert client.get(f"/v1/libraries/{built['id']}").json()["sha256"] == built["sha256"]
 
 
 def test_another_team_can_neither_see_nor_dance_with_the_library(built: dict, stack: ServiceStack) -> None:
