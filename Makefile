@@ -7,7 +7,8 @@ DEMO_SONG := demo/Kevin_MacLeod_-_Vibe_Ace.ogg
 
 .PHONY: demo test lint format system-deps venv studio bench up down clean
 
-# Debian packages the project uses: assimp (independent reader of our files), ffmpeg (AAC/M4A),
+# Debian packages the project uses: assimp (independent reader of our files; its libassimp5 reads the
+# teams' FBX and glTF motion files for the phrase libraries, through impasse), ffmpeg (AAC/M4A),
 # libsndfile (decoding), Node.js (the Khronos glTF validator and three.js checks), docker-compose
 # (validates docker-compose.yml; there is no Docker engine here), chromium (the Studio's browser tests,
 # driven by Playwright; no browser is ever downloaded), redis-server (the service's fault-injection tests
@@ -20,6 +21,7 @@ system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	ldconfig -p | grep -q libsndfile || missing="$$missing libsndfile1"; \
+	ldconfig -p | grep -q libassimp.so.5 || missing="$$missing libassimp5"; \
 	[ -f $(SOUNDFONT) ] || missing="$$missing fluid-soundfont-gm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make: installing Debian packages:$$missing (apt-get)"; \

@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from api.errors import ApiError
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import get_batch, get_job
+from choreo.service.libraries import LibraryRecord, get_library
 from choreo.service.records import ApiKeyRecord, BatchRecord, JobRecord, RoutineRecord, TrackRecord
 from choreo.service.routines import get_routine
 from choreo.service.tracks import SHA256_PATTERN, get_track
@@ -27,6 +28,7 @@ __all__ = [
     "Ctx",
     "OwnedBatch",
     "OwnedJob",
+    "OwnedLibrary",
     "OwnedRoutine",
     "OwnedTrack",
     "ReaderKey",
@@ -113,7 +115,17 @@ def owned_routine(ctx: Ctx, key: ReaderKey, routine_id: Annotated[str, Path(max_
     return routine
 
 
+def owned_library(
+    ctx: Ctx, key: ContentKey, library_id: Annotated[str, Path(max_length=80)]
+) -> LibraryRecord:
+    library = get_library(ctx, library_id, team=key.team)
+    if library is None:
+        raise ApiError.not_found("library", library_id)
+    return library
+
+
 OwnedJob = Annotated[JobRecord, Depends(owned_job)]
+OwnedLibrary = Annotated[LibraryRecord, Depends(owned_library)]
 OwnedBatch = Annotated[BatchRecord, Depends(owned_batch)]
 OwnedTrack = Annotated[TrackRecord, Depends(owned_track)]
 OwnedRoutine = Annotated[RoutineRecord, Depends(owned_routine)]

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from api.errors import install_error_handlers
 from api.guard import RequestGuard
 from api.metrics import install_metrics
-from api.routes import audio, batches, health, jobs, keys, me, routines, studio, tracks
+from api.routes import audio, batches, health, jobs, keys, libraries, me, routines, studio, tracks
 from choreo import __version__
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.queue import make_celery
@@ -46,7 +46,7 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
     # The guard runs inside the metrics middleware, so refused requests are counted too.
     app.add_middleware(RequestGuard, ctx=ctx)
     install_metrics(app, ctx, app.state.celery)
-    for module in (health, tracks, jobs, audio, batches, routines, keys, me, studio):
+    for module in (health, tracks, jobs, audio, batches, routines, keys, me, studio, libraries):
         app.include_router(module.router)
     studio.install_studio(app, studio.studio_dir(ctx.settings.studio_dir))
     return app

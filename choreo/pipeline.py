@@ -28,8 +28,10 @@ from choreo.audio import MusicFeatures, analyze_song, song_sha256
 from choreo.audio.structure import analyze_structure
 from choreo.choreography.guide import Guide, build_guide
 from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.choreography.music_character import music_character
 from choreo.choreography.planner import plan_dance
-from choreo.choreography.style_choice import choose_style
+from choreo.choreography.style_choice import choose_style, nearest_style
+from choreo.contracts.choices import STYLES
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
@@ -108,17 +110,26 @@ def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLi
         When the style is not in the library.
     """
     structure = analyze_structure(features)
-    choice = choose_style(options.style, features.tempo_bpm, library, features.duration_s)
+    music = music_character(features, structure)
+    choice = choose_style(options.style, library, music=music, duration_s=features.duration_s)
     plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
     return plan if choice.note is None else replace(plan, notes=(*plan.notes, choice.note))
 
 
 @dataclass(frozen=True)
 class Choreography:
-    """A song's plan and the guide made from it: what a synthesizer performs."""
+    """A song's plan and the guide made from it: what a synthesizer performs.
+
+    ``credits`` are the credit lines of the library the plan was made on: they go into the
+    dance's provenance whoever performs it (the network's own training credits join them).
+    ``shipped_style`` is the shipped style nearest a team style's material, which the network
+    (trained on the shipped styles) is conditioned on to perform it; the plan's own otherwise.
+    """
 
     plan: Plan
     guide: Guide
+    credits: tuple[str, ...] = ()
+    shipped_style: str | None = None
 
 
 def choreograph(
@@ -141,7 +152,11 @@ def choreograph(
         raise ParameterError(
             f"the plan was made with library {plan.library_sha256[:12]}, not this one ({library.sha256[:12]})"
         )
-    return Choreography(plan, build_guide(library, plan, features.n_frames, features.fps))
+    shipped = None
+    if plan.style not in STYLES:
+        shipped = nearest_style(library, plan.style, shipped_library())
+    guide = build_guide(library, plan, features.n_frames, features.fps)
+    return Choreography(plan, guide, library.credits, shipped)
 
 
 def generate_motion(
@@ -178,7 +193,7 @@ def generate_motion(
     style = choreography.plan.style
     inputs = song_inputs(
         features.features,
-        style=style,
+        style=style if style in spec.styles else str(choreography.shipped_style),
         seed=options.seed,
         spec=spec,
         guide=choreography.guide.poses,
@@ -192,7 +207,7 @@ def generate_motion(
         seed=options.seed,
         style=style,
         song_sha256=song_sha256,
-        data_credits=spec.credits,
+        data_credits=tuple(dict.fromkeys((*spec.credits, *choreography.credits))),
         model_trained=spec.trained,
         synthesizer=options.synth,
         energy=options.energy,

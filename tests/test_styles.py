@@ -1,4 +1,4 @@
-"""Style names and the automatic choice from the tempo."""
+"""Style names, and the tempo rule ``auto`` used before the music's character (the engine checks' demo)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_styles_verb_lists_every_style_and_auto(capsys: pytest.CaptureFixture[st
     assert lines[STYLES.index("whirl")] == (
         "whirl (style 'whirl' is deprecated: too little data to plan from, merged into 'salsa')"
     )
-    assert lines[-1].startswith("auto (by tempo: modern 0-96 BPM")
+    assert lines[-1].startswith("auto (by the music's character")
 
 
 def test_options_route_marks_whirl_deprecated() -> None:

@@ -35,7 +35,7 @@ __all__ = ["app"]
 log = get_logger(__name__)
 
 app = make_celery(get_service_settings(), name="choreo-worker")
-app.conf.include = ["worker.tasks"]
+app.conf.include = ["worker.tasks", "worker.library_tasks"]
 
 _serves_gpu = False
 _reaper_stop = threading.Event()

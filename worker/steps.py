@@ -24,7 +24,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from choreo.choreography.library import shipped_library
 from choreo.contracts.generated import GeneratedMotion
 from choreo.pipeline import choreograph, export_dance, finish_motion, generate_motion, plan_song, prepare_song
 from choreo.prepared import PreparedSong
@@ -42,6 +41,7 @@ from choreo.service.records import (
     work_key,
 )
 from engines.runner import SongRunner
+from worker.library_build import job_library
 
 __all__ = [
     "SKIPPED",
@@ -79,9 +79,10 @@ def _live_job(ctx: ServiceContext, job_id: str) -> JobRecord | None:
 def prepare(ctx: ServiceContext, job_id: str) -> str:
     """Fetch the song, decode and analyse it at its synthesizer's rate, plan the dance, store both.
 
-    Every job is planned here, on a CPU worker, on the shipped library; the song's
-    features and the plan are stored together (``work/prepared.npz``,
-    :class:`choreo.prepared.PreparedSong`) for :func:`perform`.
+    Every job is planned here, on a CPU worker, on the library it names (the team's own,
+    :func:`worker.library_build.job_library`) or the shipped one; the song's features and
+    the plan are stored together (``work/prepared.npz``, :class:`choreo.prepared.PreparedSong`)
+    for :func:`perform`.
     """
     job = _live_job(ctx, job_id)
     if job is None:
@@ -92,7 +93,8 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
         song = tmp / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
         features = prepare_song(song, fps=native_fps(job.options.synth))
-        prepared = PreparedSong(features, plan_song(features, job.options, shipped_library()))
+        library = job_library(ctx, job.options.library)
+        prepared = PreparedSong(features, plan_song(features, job.options, library))
         out = tmp / PREPARED
         prepared.to_npz(out)
         ctx.storage.upload_file(out, work_key(job_id, PREPARED))
@@ -110,7 +112,7 @@ def perform(ctx: ServiceContext, job_id: str, runner: SongRunner | None = None) 
     if job is None:
         return SKIPPED
     advance_job(ctx, job_id, JobState.GENERATING, progress=0.35)
-    library = shipped_library()
+    library = job_library(ctx, job.options.library)
     runner = runner or synth_runner(job.options.synth, library, batched=True)
     with tempfile.TemporaryDirectory(prefix="choreo-perform-") as tmp_name:
         tmp = Path(tmp_name)

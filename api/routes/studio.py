@@ -17,18 +17,19 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from api.deps import Ctx, OwnedJob
+from api.deps import Ctx, OwnedJob, get_ctx
 from api.errors import ApiError
 from choreo.contracts.choices import (
     AUDIO_EXTENSIONS,
     AUTO,
     ENERGY_LEVELS,
+    MOTION_EXTENSIONS,
     RIGS,
     STYLES,
     SUPPORTED_FPS,
@@ -37,6 +38,7 @@ from choreo.contracts.choices import (
 from choreo.contracts.plan import Plan
 from choreo.contracts.summary import DanceSummary
 from choreo.models import merged_style_note, shipped_merged_styles
+from choreo.service.libraries import LibraryState, list_libraries
 from choreo.service.records import JobOptions, JobState
 
 __all__ = ["install_studio", "router", "studio_dir"]
@@ -73,9 +75,22 @@ class OptionField(BaseModel):
     )
 
 
+class LibraryOption(BaseModel):
+    """One of the caller's team libraries a job may name in ``options.library``, with its styles."""
+
+    id: str
+    name: str
+    sha256: str
+    styles: list[str]
+
+
 class OptionList(BaseModel):
     fields: list[OptionField]
     audio_extensions: list[str] = Field(description="File extensions accepted as songs.")
+    motion_extensions: list[str] = Field(description="File extensions a library is built from.")
+    libraries: list[LibraryOption] = Field(
+        default_factory=list, description="The team's built libraries (when a key is sent), newest first."
+    )
 
 
 def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any) -> OptionField:
@@ -105,8 +120,9 @@ def _field(name: str, schema: dict[str, Any], defs: dict[str, Any], default: Any
 
 
 @router.get("/options", response_model=OptionList)
-def job_options() -> OptionList:
-    """The render options a job takes, as the page's form shows them (no key needed)."""
+def job_options(request: Request) -> OptionList:
+    """The render options a job takes, as the page's form shows them (no key needed; with one, the
+    team's libraries and their styles too)."""
     schema = JobOptions.model_json_schema()
     defs = schema.get("$defs", {})
     defaults = JobOptions().model_dump(mode="json")
@@ -114,7 +130,18 @@ def job_options() -> OptionList:
     for field in fields:
         if field.name == "style":
             _note_deprecated_styles(field)
-    return OptionList(fields=fields, audio_extensions=list(AUDIO_EXTENSIONS))
+    key = getattr(request.state, "api_key", None)
+    libraries = [
+        LibraryOption(id=r.id, name=r.name, sha256=r.sha256, styles=list(r.styles))
+        for r in (list_libraries(get_ctx(request), key.team) if key is not None else [])
+        if r.state == LibraryState.READY and r.sha256 is not None
+    ]
+    return OptionList(
+        fields=fields,
+        audio_extensions=list(AUDIO_EXTENSIONS),
+        motion_extensions=list(MOTION_EXTENSIONS),
+        libraries=libraries,
+    )
 
 
 def _note_deprecated_styles(field: OptionField) -> None:

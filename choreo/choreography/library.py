@@ -358,8 +358,11 @@ class PhraseLibrary:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **arrays)
         data = buffer.getvalue()
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_bytes(data)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_bytes(data)
+        partial.replace(path)  # whole or not at all: a reader never finds half a library
         return hashlib.sha256(data).hexdigest()
 
 

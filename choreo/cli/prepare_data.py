@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``prepare-data`` verb."""
     parser = subparsers.add_parser(
         "prepare-data",
-        help="build train/val/reference arrays from BVH mocap and songs",
+        help="build train/val/reference arrays from mocap (BVH, FBX, glTF) and songs",
         description="Retarget the CMU mocap to SMPL, retime it onto real songs' beats and write "
         "train.npz, val.npz, reference.npz, meta.json and one contact sheet per clip to --out.",
     )

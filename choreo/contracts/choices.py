@@ -15,6 +15,7 @@ __all__ = [
     "DANCE_FORMATS",
     "DEFAULT_FPS",
     "ENERGY_LEVELS",
+    "MOTION_EXTENSIONS",
     "PREVIEW_FORMATS",
     "RIGS",
     "SONG_SUFFIXES",
@@ -74,3 +75,6 @@ AUDIO_EXTENSIONS = tuple(AUDIO_CONTENT_TYPES)
 
 SONG_SUFFIXES = tuple(f".{ext}" for ext in AUDIO_EXTENSIONS)
 """The same as path suffixes (``Path.suffix``, with the dot), for finding the songs in a folder."""
+
+MOTION_EXTENSIONS = ("bvh", "fbx", "glb", "gltf")
+"""Motion files a phrase library is built from: BVH (our own reader), FBX and glTF (Assimp)."""

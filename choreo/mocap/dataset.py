@@ -18,26 +18,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.ndimage import gaussian_filter1d
 
 import choreo.audio
 from choreo.audio import MusicFeatures, analyze_song
 from choreo.contracts.choices import SONG_SUFFIXES, STYLES
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import beat_align_score
-from choreo.mocap.beats import kinematic_beats
+from choreo.mocap.beats import kinematic_beats, mean_joint_speed
 from choreo.mocap.quality import retarget_quality
+from choreo.mocap.readers import is_motion_file, read_takes
+from choreo.mocap.readers.take import SourceTake
 from choreo.mocap.retarget import face_forward, retarget
 from choreo.mocap.rigs import detect_rig
 from choreo.mocap.sampling import sample_at
+from choreo.mocap.shape_rig import SHAPE_RIG
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, TimeWarp, fit_warp
 from choreo.mocap.trim import active_span
-from choreo.motion.bvh_reader import read_bvh
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.mirror import mirror
 from choreo.motion.motion import Motion
@@ -50,6 +54,7 @@ __all__ = [
     "FOLDER_STYLES",
     "HELD_OUT_CLIPS",
     "HELD_OUT_SONGS",
+    "MIN_MOTION_S",
     "Clip",
     "Pair",
     "Song",
@@ -57,7 +62,10 @@ __all__ = [
     "load_clips",
     "load_songs",
     "retargeted_dance",
+    "retargeted_take",
     "retime",
+    "take_clip_name",
+    "write_reference",
 ]
 
 DATA_FPS = 30
@@ -135,55 +143,96 @@ class Pair:
     beat_align: float
 
 
-def retargeted_dance(path: Path) -> tuple[Motion, dict]:
-    """One BVH file retargeted to SMPL, cut to its active span, facing +Z and centred on the floor.
+MIN_MOTION_S = 2.0
+"""A take with less dance than this (after its still ends are cut) is refused: no phrase fits."""
 
-    Returns the motion at the file's frame rate and its quality record (the
-    kept frame range and :func:`choreo.mocap.quality.retarget_quality`).
-    Raises ``ParameterError`` naming the file when its skeleton is unknown.
+_STILL_SPEED_M_S = 0.2
+
+
+def retargeted_take(take: SourceTake) -> tuple[Motion, dict]:
+    """One take retargeted to SMPL, cut to its active span, facing +Z and centred on the floor.
+
+    Returns the motion at the take's frame rate and its quality record (the
+    kept frame range, the rig and :func:`choreo.mocap.quality.retarget_quality`).
+
+    Raises
+    ------
+    ParameterError
+        Naming the take: its skeleton maps onto no rig, it does not move (a T-pose or a held pose
+        only), or it holds under :data:`MIN_MOTION_S` of motion.
     """
-    bvh = read_bvh(path)
-    rig = detect_rig(bvh, str(path))
-    full = retarget(bvh, rig, source=str(path))
+    rig = detect_rig(take)
+    full = retarget(take, rig)
+    if full.n_frames < 3 or float(gaussian_filter1d(mean_joint_speed(full), 0.25 * full.fps).max()) < (
+        _STILL_SPEED_M_S
+    ):
+        raise ParameterError(f"{take.label}: nothing moves: a T-pose or a held pose only")
     start, stop = active_span(full)
+    span_s = (stop - 1 - start) / full.fps  # from the first kept frame to the last
+    if span_s < MIN_MOTION_S:
+        raise ParameterError(
+            f"{take.label}: {span_s:.1f} s of motion, under the {MIN_MOTION_S:.0f} s a phrase needs"
+        )
     cut = face_forward(
         full.replace(rotations=full.rotations[start:stop], root_translation=full.root_translation[start:stop])
     )
     root = cut.root_translation.copy()
     root[:, [0, 2]] -= root[:, [0, 2]].mean(axis=0)
-    quality = {"frames_kept": [start, stop, full.n_frames], **retarget_quality(bvh, rig, full)}
+    quality = {"frames_kept": [start, stop, full.n_frames], **retarget_quality(take, rig, full)}
+    if rig.name == SHAPE_RIG:
+        quality["rig"] = rig.name
     return cut.replace(root_translation=root), quality
 
 
+def retargeted_dance(path: Path) -> tuple[Motion, dict]:
+    """The first take of a motion file, :func:`retargeted_take`; a BVH file has one take only."""
+    return retargeted_take(read_takes(path)[0])
+
+
+def take_clip_name(path: Path, take: SourceTake, n_takes: int) -> str:
+    """A clip's name: the file's stem, and for a file of several takes the take's name after it."""
+    if n_takes == 1 or not take.take:
+        return path.stem
+    return f"{path.stem}_{re.sub(r'[^A-Za-z0-9._-]+', '_', take.take).strip('_')}"
+
+
 def load_clips(mocap_dir: Path, sheets_dir: Path | None = None) -> list[Clip]:
-    """Read and retarget every BVH under the style folders of ``mocap_dir``, cut to its dance.
+    """Read and retarget every take of every motion file (BVH, FBX, glTF) under the style folders of
+    ``mocap_dir``, cut to its dance.
 
     A contact sheet per clip goes to ``sheets_dir`` when given.
     """
     clips = []
     for folder, style in FOLDER_STYLES.items():
-        files = sorted((mocap_dir / folder).glob("*.bvh"))
+        files = sorted(p for p in (mocap_dir / folder).glob("*") if is_motion_file(p))
         if not files:
-            raise ParameterError(f"--mocap {mocap_dir}: no BVH files in {folder}/")
+            raise ParameterError(f"--mocap {mocap_dir}: no motion files in {folder}/")
         for path in files:
-            motion, quality = retargeted_dance(path)
-            start, stop, n_full = quality["frames_kept"]
-            clip = Clip(
-                path.stem, style, f"{folder}/{path.name}", motion, path.stem in HELD_OUT_CLIPS, quality
-            )
-            if sheets_dir is not None:
-                title = f"{clip.source} ({style}), frames {start}-{stop} of {n_full} kept"
-                write_contact_sheet(
-                    motion,
-                    sheets_dir / f"{path.stem}.png",
-                    times_s=np.array([]),
-                    title=title,
-                    max_panels=8,
-                    side_view=True,
-                    height_plot=True,
-                )
-            clips.append(clip)
+            takes = read_takes(path)
+            for take in takes:
+                clips.append(_load_clip(path, take, len(takes), style, f"{folder}/{path.name}", sheets_dir))
     return clips
+
+
+def _load_clip(
+    path: Path, take: SourceTake, n_takes: int, style: str, source: str, sheets_dir: Path | None
+) -> Clip:
+    motion, quality = retargeted_take(take)
+    start, stop, n_full = quality["frames_kept"]
+    name = take_clip_name(path, take, n_takes)
+    clip = Clip(name, style, source, motion, name in HELD_OUT_CLIPS, quality)
+    if sheets_dir is not None:
+        title = f"{clip.source} ({style}), frames {start}-{stop} of {n_full} kept"
+        write_contact_sheet(
+            motion,
+            sheets_dir / f"{name}.png",
+            times_s=np.array([]),
+            title=title,
+            max_panels=8,
+            side_view=True,
+            height_plot=True,
+        )
+    return clip
 
 
 def _licence(path: Path) -> str:
@@ -334,9 +383,19 @@ def _write_pairs(path: Path, pairs: list[Pair]) -> dict:
     }
 
 
-def _write_reference(
-    path: Path, clips: list[Clip], songs: list[Song], rng: np.random.Generator
+def write_reference(
+    path: Path,
+    clips: list[Clip],
+    songs: list[Song],
+    rng: np.random.Generator,
+    *,
+    styles: tuple[str, ...] = STYLES,
 ) -> list[dict]:
+    """Write ``reference.npz``: each clip retimed onto two different ``songs``, at 30 and 60 fps.
+
+    The metrics' reference rows (``choreo eval --reference``); ``styles`` names the styles the
+    rows' indices count in (a team style's reference, the team's own). Returns one entry per row.
+    """
     entries = []
     arrays: dict[str, list] = {"motion_30fps": [], "motion_60fps": []}
     rows = []
@@ -380,11 +439,11 @@ def _write_reference(
             np.int64
         )
     out["clip"] = np.array([c.name for c, *_ in rows])
-    out["style"] = np.array([STYLES.index(c.style) for c, *_ in rows], dtype=np.int64)
+    out["style"] = np.array([styles.index(c.style) for c, *_ in rows], dtype=np.int64)
     out["song"] = np.array([s.name for _, s, *_ in rows])
     out["song_start_frame_30fps"] = np.array([r[2] for r in rows], dtype=np.int64)
     out["song_start_frame_60fps"] = np.array([r[3] for r in rows], dtype=np.int64)
-    out["styles"] = np.array(STYLES)
+    out["styles"] = np.array(styles)
     np.savez_compressed(path, **out)
     return entries
 
@@ -423,7 +482,7 @@ def build_dataset(
     train = _write_pairs(out_dir / "train.npz", _pairs(train_clips, train_songs, _PAIRINGS_PER_STYLE, rng))
     val_per_style = {s: 2 for s in STYLES}
     val = _write_pairs(out_dir / "val.npz", _pairs(test_clips, test_songs, val_per_style, rng))
-    reference = _write_reference(out_dir / "reference.npz", test_clips, test_songs, rng)
+    reference = write_reference(out_dir / "reference.npz", test_clips, test_songs, rng)
     meta = {
         "format": 1,
         "fps": DATA_FPS,

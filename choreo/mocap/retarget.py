@@ -1,4 +1,4 @@
-"""Retarget a BVH clip of any mapped skeleton onto the SMPL skeleton.
+"""Retarget a take of any mapped skeleton (BVH, FBX, glTF) onto the SMPL skeleton.
 
 Why this way: the source skeletons have different rest poses (T-pose, A-pose,
 or rest frames whose bones all point along one axis because the FBX
@@ -6,8 +6,9 @@ pre-rotations were baked into the channels), so copying local rotations is
 meaningless. What all skeletons agree on is where the joints are in the world.
 The retargeter therefore
 
-1. runs the source's own forward kinematics to get world positions and
-   orientations (:func:`choreo.motion.bvh_reader.forward_kinematics`);
+1. takes the source's world positions and orientations from its reader
+   (:class:`choreo.mocap.readers.take.SourceTake`: the BVH's own forward
+   kinematics, or Assimp's node transforms for FBX and glTF);
 2. builds, per SMPL joint and frame, a *target frame* from the source joint
    positions: the bone direction (to the SMPL child) plus a secondary
    direction (the side-to-side axis for the trunk, the hinge axis of knees and
@@ -31,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.errors import ParameterError
+from choreo.mocap.readers.take import SourceTake, as_take
 from choreo.mocap.rigs import SourceRig, detect_rig
-from choreo.motion.bvh_reader import BvhData, forward_kinematics
+from choreo.motion.bvh_reader import BvhData
 from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_aa
@@ -44,6 +46,7 @@ __all__ = [
     "leg_length",
     "retarget",
     "source_joint_positions",
+    "source_rest_orientations",
 ]
 
 FLOOR_CLEARANCE_M = 0.015
@@ -96,7 +99,7 @@ def _project_so3(m: np.ndarray) -> np.ndarray:
     return u @ np.diag([1.0, 1.0, d]) @ vt
 
 
-def source_joint_positions(bvh: BvhData, rig: SourceRig) -> tuple[np.ndarray, np.ndarray]:
+def source_joint_positions(clip: SourceTake | BvhData, rig: SourceRig) -> tuple[np.ndarray, np.ndarray]:
     """Source positions at SMPL joints and source orientations driving them.
 
     Returns
@@ -104,23 +107,37 @@ def source_joint_positions(bvh: BvhData, rig: SourceRig) -> tuple[np.ndarray, np
     positions : np.ndarray [shape=(frames, 24, 3)], file units, NaN where the rig has no source
     orientations : np.ndarray [shape=(frames, 24, 3, 3)], NaN where the rig has no source
     """
-    pos, rot = forward_kinematics(bvh)
-    n = bvh.n_frames
+    take = as_take(clip)
+    pos, rot = take.positions, take.rotations
+    n = take.n_frames
     out_pos = np.full((n, 24, 3), np.nan)
     out_rot = np.full((n, 24, 3, 3), np.nan)
     for smpl_name, names in rig.positions.items():
         pts = []
         for name in names:
             joint, _, end = name.partition("@")
-            j = bvh.index(joint)
+            j = take.index(joint)
             p = pos[:, j]
-            if end:
-                p = p + np.einsum("fab,b->fa", rot[:, j], bvh.end_sites[j])
+            if end and not np.any(take.end_sites[j]):
+                p = np.full_like(p, np.nan)  # the file keeps no End Site there (a glTF has none)
+            elif end:
+                p = p + np.einsum("fab,b->fa", rot[:, j], take.end_sites[j])
             pts.append(p)
         out_pos[:, _J[smpl_name]] = np.mean(pts, axis=0)
     for smpl_name, name in rig.orientations.items():
-        out_rot[:, _J[smpl_name]] = rot[:, bvh.index(name)]
+        out_rot[:, _J[smpl_name]] = rot[:, take.index(name)]
     return out_pos, out_rot
+
+
+def source_rest_orientations(take: SourceTake, rig: SourceRig) -> np.ndarray | None:
+    """Rest orientations ``[24, 3, 3]`` of the source joints driving SMPL's (NaN where none), or
+    None for a take whose rest frames are the world's (BVH)."""
+    if take.rest_rotations is None:
+        return None
+    out = np.full((24, 3, 3), np.nan)
+    for smpl_name, name in rig.orientations.items():
+        out[_J[smpl_name]] = take.rest_rotations[take.index(name)]
+    return out
 
 
 def leg_length(positions: np.ndarray) -> float:
@@ -220,24 +237,27 @@ def _targets(
     return None, None, ones
 
 
-def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") -> Motion:
-    """The clip ``bvh`` as an SMPL :class:`Motion` at the clip's own frame rate.
+def retarget(clip: SourceTake | BvhData, rig: SourceRig | None = None, source: str = "BVH") -> Motion:
+    """The take ``clip`` as an SMPL :class:`Motion` at the take's own frame rate.
 
     Parameters
     ----------
-    bvh : a parsed BVH file of one of the mapped skeletons (Y up)
-    rig : the correspondence; detected from the joint names when left out
-    source : name of the file, for error messages
+    clip : a take of one of the mapped skeletons (Y up), or a parsed BVH file
+    rig : the correspondence; detected from the joint names or the skeleton's shape when left out
+    source : name of the file, for error messages (a take names its own)
 
     Returns
     -------
     Motion on :data:`choreo.motion.skeleton.SMPL`, facing +Z at its first
     frame, centred on the origin over the clip, lowest joints on the floor.
     """
-    rig = rig or detect_rig(bvh, source)
-    if bvh.n_frames < 2:
-        raise ParameterError(f"{source}: needs at least 2 frames, has {bvh.n_frames}")
-    pos, src_rot = source_joint_positions(bvh, rig)
+    take = as_take(clip, source)
+    source = take.label
+    rig = rig or detect_rig(take)
+    if take.n_frames < 2:
+        raise ParameterError(f"{source}: needs at least 2 frames, has {take.n_frames}")
+    pos, src_rot = source_joint_positions(take, rig)
+    rest_rot = source_rest_orientations(take, rig)
     trunk = pos[:, _J["head"]] - pos[:, _J["pelvis"]]
     if np.median(trunk[:, 1]) <= 0.5 * np.median(np.linalg.norm(trunk, axis=-1)):
         raise ParameterError(
@@ -247,7 +267,7 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
         np.linalg.norm(SMPL.offsets[_J["left_knee"]]) + np.linalg.norm(SMPL.offsets[_J["left_ankle"]])
     )
     scale /= leg_length(pos)
-    n = bvh.n_frames
+    n = take.n_frames
     world = np.zeros((n, 24, 3, 3))
     fitted: dict[int, np.ndarray] = {}  # joint -> constant A with SMPL world = source world @ A
     for j in range(24):
@@ -258,11 +278,17 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
             parent = SMPL.parents[j]
             if has_src and parent in fitted:
                 # no position says where this bone points: keep the source's own local rotation,
-                # expressed in the parent's SMPL frame (BVH rest frames of parent and child coincide)
+                # expressed in the parent's SMPL frame (BVH rest frames of parent and child coincide;
+                # a take with rest orientations, FBX or glTF, counts its rotation from its rest)
                 a = fitted[parent]
                 source_local = np.swapaxes(src_rot[:, parent], 1, 2) @ r_src
+                if rest_rot is not None:
+                    rest_local = rest_rot[parent].T @ rest_rot[j]
+                    source_local = source_local @ rest_local.T
+                    fitted[j] = rest_local.T @ a
+                else:
+                    fitted[j] = a
                 world[:, j] = world[:, parent] @ a.T @ source_local @ a
-                fitted[j] = a
             else:
                 world[:, j] = world[:, parent]
             continue
@@ -284,7 +310,7 @@ def retarget(bvh: BvhData, rig: SourceRig | None = None, source: str = "BVH") ->
     for j in range(1, 24):
         local[:, j] = np.swapaxes(world[:, SMPL.parents[j]], 1, 2) @ world[:, j]
     root = pos[:, 0] * scale
-    motion = Motion(fps=bvh.fps, root_translation=root, rotations=mat_to_aa(local))
+    motion = Motion(fps=take.fps, root_translation=root, rotations=mat_to_aa(local))
     return _place_on_floor(face_forward(motion))
 
 

@@ -13,41 +13,15 @@ map one joint to one joint, by the exporters' name table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from choreo.errors import ParameterError
+from choreo.mocap.readers.take import SourceTake, as_take
+from choreo.mocap.shape_rig import rig_by_shape
+from choreo.mocap.source_rig import SourceRig
 from choreo.motion.bvh_reader import BvhData
 from choreo.motion.skeleton import JOINT_NAMES
 from exporters.rigs import MIXAMO_NAMES
 
 __all__ = ["RIGS", "SourceRig", "detect_rig"]
-
-
-@dataclass(frozen=True)
-class SourceRig:
-    """The correspondence between one source skeleton and SMPL.
-
-    Parameters
-    ----------
-    name : str, short name of the skeleton
-    marker : str, a joint name only this skeleton has, used to recognise it
-    positions : dict, SMPL joint name -> tuple of source joint names whose mean
-        position is the SMPL joint's position (``"joint@end"`` for an End Site);
-        SMPL joints left out have no source position
-    orientations : dict, SMPL joint name -> source joint whose world orientation
-        drives the SMPL joint (up to a constant offset fitted per clip); left
-        out for SMPL leaf joints that follow their parent
-    """
-
-    name: str
-    marker: str
-    positions: dict[str, tuple[str, ...]]
-    orientations: dict[str, str]
-
-    def __post_init__(self) -> None:
-        for key in list(self.positions) + list(self.orientations):
-            if key not in JOINT_NAMES:
-                raise ParameterError(f"rig {self.name}: {key!r} is not an SMPL joint")
 
 
 def _sided(template: dict[str, str | tuple[str, ...]], left: str, right: str) -> dict[str, tuple[str, ...]]:
@@ -219,21 +193,42 @@ RIGS: tuple[SourceRig, ...] = (_SALSA, _NEO, _CMU, _CC, _SMPL_NAMED, _MIXAMO, _M
 (:mod:`exporters.rigs`: SMPL's joint names, Mixamo's with or without the ``mixamorig:`` prefix)."""
 
 
-def detect_rig(bvh: BvhData, source: str = "BVH") -> SourceRig:
-    """The rig whose marker joint ``bvh`` has; ``source`` names the file in errors."""
+def _named_rig(take: SourceTake) -> SourceRig | None:
+    """The rig whose marker joint ``take`` has, or None; raises when it lacks the rig's other joints."""
+    names = set(take.names)
     for rig in RIGS:
-        if rig.marker in bvh.names:
-            missing = [
-                n.split("@")[0]
-                for names in rig.positions.values()
-                for n in names
-                if n.split("@")[0] not in bvh.names
-            ]
-            missing += [n for n in rig.orientations.values() if n not in bvh.names]
+        if rig.marker in names:
+            missing = [n.split("@")[0] for names_ in rig.positions.values() for n in names_]
+            missing = [n for n in missing + list(rig.orientations.values()) if n not in names]
             if missing:
                 raise ParameterError(
-                    f"{source}: looks like rig {rig.name} but lacks joints {sorted(set(missing))}"
+                    f"{take.label}: looks like rig {rig.name} but lacks joints {sorted(set(missing))}"
                 )
             return rig
-    known = ", ".join(f"{rig.name} (joint {rig.marker!r})" for rig in RIGS)
-    raise ParameterError(f"{source}: unknown skeleton: its joints name none of the known rigs, {known}")
+    return None
+
+
+def detect_rig(clip: SourceTake | BvhData, source: str = "BVH") -> SourceRig:
+    """The rig of ``clip``: the known rig whose marker joint it has, else the one its shape gives
+    (:func:`choreo.mocap.shape_rig.rig_by_shape`); ``source`` names a parsed BVH file in errors.
+
+    Raises
+    ------
+    ParameterError
+        Naming the file, the joints it has and the rigs known, when neither names nor shape map it.
+    """
+    take = as_take(clip, source)
+    rig = _named_rig(take)
+    if rig is not None:
+        return rig
+    try:
+        return rig_by_shape(take)
+    except ParameterError as why:
+        known = ", ".join(f"{rig.name} (joint {rig.marker!r})" for rig in RIGS)
+        shown = ", ".join(take.names[:40]) + (
+            f", ... ({len(take.names)} in all)" if len(take.names) > 40 else ""
+        )
+        raise ParameterError(
+            f"{take.label}: unknown skeleton: its joints ({shown}) name none of the known rigs, {known}; "
+            f"and its shape is not a body's ({why})"
+        ) from None

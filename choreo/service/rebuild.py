@@ -1,8 +1,8 @@
 """Rebuild the Redis index from storage, the record, after Redis lost its data.
 
-Reads every key, track, team secret, job, batch, routine and pending upload
-record from the bucket and writes the index entries again; running it twice
-gives the same index.
+Reads every key, track, team secret, job, batch, routine, team library and
+pending upload record from the bucket and writes the index entries again;
+running it twice gives the same index.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from celery import Celery
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import index_batch, index_job
 from choreo.service.keys import index_key
+from choreo.service.libraries import LibraryRecord, LibraryState, enqueue_build, index_library
 from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE, enqueue_job
 from choreo.service.records import (
     PERFORMED,
@@ -50,8 +51,9 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
     """Index everything the bucket records; returns how many of each kind were indexed.
 
     With ``celery``, every job that had not ended is enqueued again from the
-    stage it had reached (the queue lived in the same Redis and went with it);
-    a stage that runs twice writes the same objects and a job ends once.
+    stage it had reached (the queue lived in the same Redis and went with it),
+    and every library whose build had not ended is built again; a stage or a
+    build that runs twice writes the same objects and ends once.
     """
     counts = {
         "keys": 0,
@@ -61,6 +63,7 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
         "batches": 0,
         "routines": 0,
         "uploads": 0,
+        "libraries": 0,
         "resumed": 0,
     }
     max_seq = 0
@@ -102,6 +105,12 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
             if ticket.closed_at is None and ticket.expires_at > time.time():
                 index_upload(ctx, ticket)
                 counts["uploads"] += 1
+    libraries = []
+    for key in ctx.storage.list_keys("libraries/"):
+        if key.endswith("/library.json") and (raw := ctx.storage.get_json(key)):
+            libraries.append(LibraryRecord.model_validate(raw))
+            index_library(ctx, libraries[-1])
+    counts["libraries"] = len(libraries)
     current = int(ctx.redis.get(ctx.key("seq")) or 0)
     if max_seq > current:
         ctx.redis.set(ctx.key("seq"), max_seq)
@@ -109,5 +118,9 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
         for job in jobs:
             if not job.terminal:
                 enqueue_job(ctx, celery, job, first_stage=resume_stage(ctx, job))
+                counts["resumed"] += 1
+        for library in libraries:
+            if library.state in (LibraryState.QUEUED, LibraryState.BUILDING):
+                enqueue_build(celery, library)
                 counts["resumed"] += 1
     return counts

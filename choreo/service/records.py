@@ -28,6 +28,7 @@ __all__ = [
     "PERFORMED",
     "PREPARED",
     "INTENSITY_LEVELS",
+    "LIBRARY_ID_PATTERN",
     "SCOPES",
     "TERMINAL_STATES",
     "ApiKeyRecord",
@@ -84,11 +85,23 @@ def now_s() -> float:
     return round(time.time(), 3)
 
 
+LIBRARY_ID_PATTERN = r"^lib_[0-9a-f]{32}$"
+"""A team library's id (:mod:`choreo.service.libraries`)."""
+
+
 class JobOptions(RenderOptions):
     """How to render one song: the render options, narrowed to the dance formats a worker uploads.
 
-    What only the service has (priority, callback, force) is in the submit request beside them.
+    ``library`` names one of the team's own phrase libraries to plan on (the shipped one when
+    unset); a style may then be any of its styles. What only the service has (priority,
+    callback, force) is in the submit request beside them.
     """
+
+    library: str | None = Field(
+        default=None,
+        pattern=LIBRARY_ID_PATTERN,
+        description="Id of one of the team's libraries to dance in; unset: the shipped library.",
+    )
 
     @classmethod
     def known_formats(cls) -> tuple[str, ...]:
@@ -96,16 +109,22 @@ class JobOptions(RenderOptions):
 
     @model_validator(mode="after")
     def _shipped_styles(self) -> JobOptions:
-        # the service dances with the shipped library, whose styles are the model's
-        if self.style != AUTO and self.style not in STYLES:
+        # without a library of its own, a job dances with the shipped library, whose styles are the model's;
+        # a team library's styles are checked against it when the job is submitted
+        if self.library is None and self.style != AUTO and self.style not in STYLES:
             raise ParameterError(f"unknown style {self.style!r}; choose {AUTO} or one of {', '.join(STYLES)}")
         return self
 
-    def fingerprint(self, track_sha256: str) -> str:
-        """A digest of the track and every option that changes the output: the dedup key."""
+    def fingerprint(self, track_sha256: str, *, library_sha256: str | None = None) -> str:
+        """A digest of the track and every option that changes the output: the dedup key.
+
+        ``library_sha256`` is the hash of the team library the job names (``library``); without
+        one, the shipped library's.
+        """
         # Options left at their defaults since they were added (units, the mp4 excerpt) are left out,
         # so that requests made before they existed keep their key; so are the energy and the synth
-        # when they ask for what the model always did. The key names the library the dance is planned on.
+        # when they ask for what the model always did. The key names the library the dance is planned
+        # on, whoever performs it (the blend and the network alike), by its hash, not its id.
         later = {
             "units": None,
             "video_start_s": 0.0,
@@ -115,7 +134,7 @@ class JobOptions(RenderOptions):
         }
         canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
-        canonical["library"] = shipped_library_sha256()
+        canonical["library"] = library_sha256 or shipped_library_sha256()
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 from celery import Celery
 
+from choreo.contracts.choices import AUTO
 from choreo.errors import ConflictError, NotFoundError, ParameterError
 from choreo.service.callbacks import CallbackError, CallbackRefused, check_target
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import create_batch, create_job, get_job
+from choreo.service.libraries import ready_library
 from choreo.service.queue import enqueue_job
 from choreo.service.records import BatchRecord, JobOptions, JobRecord, TrackRecord, new_id
 from choreo.service.teams import callback_secret
@@ -108,6 +110,20 @@ def _check_callback(ctx: ServiceContext, team: str, url: str) -> None:
         raise CallbackRefused(str(exc)) from None
 
 
+def _library_sha256(ctx: ServiceContext, team: str, options: JobOptions) -> str | None:
+    """The hash of the team library the options name (None for the shipped one), its style checked."""
+    if options.library is None:
+        return None
+    library = ready_library(ctx, team, options.library)
+    if options.style != AUTO and options.style not in library.styles:
+        raise ParameterError(
+            f"library {library.id} has no style {options.style!r}; choose {AUTO} or one of "
+            f"{', '.join(library.styles)}",
+            code="unknown_style",
+        )
+    return library.sha256
+
+
 def submit_jobs(
     ctx: ServiceContext,
     celery: Celery,
@@ -130,10 +146,11 @@ def submit_jobs(
     ParameterError
         Too many tracks, a malformed SHA-256, a callback host that is not public.
     NotFoundError
-        A track the team does not have.
+        A track or a library the team does not have.
     ConflictError
-        A callback URL while the team has no callback secret.
+        A callback URL while the team has no callback secret; a library that is not built.
     """
+    library_sha256 = _library_sha256(ctx, team, options)
     records = _tracks(ctx, team, tracks)
     if callback_url:
         _check_callback(ctx, team, callback_url)
@@ -141,7 +158,7 @@ def submit_jobs(
     jobs: list[tuple[JobRecord, bool]] = []
     for track in records:
         job_id = new_id("job")
-        fingerprint = options.fingerprint(track.sha256)
+        fingerprint = options.fingerprint(track.sha256, library_sha256=library_sha256)
         existing = None if force else claim_render(ctx, team, fingerprint, job_id)
         if existing is not None:
             jobs.append((existing, True))

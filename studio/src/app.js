@@ -3,6 +3,7 @@
 // Every failure ends up as words in the banner or next to what failed, never as a blank page.
 import { api, session } from './api.js';
 import { JobBoard } from './jobs.js';
+import { LibraryView } from './libraries.js';
 import { Player } from './player.js';
 import { downloadList, setUpRoutines } from './routines.js';
 import { Timeline } from './timeline.js';
@@ -12,6 +13,8 @@ const $ = (id) => document.getElementById(id);
 const banner = $('banner');
 let optionFields = [];
 let audioExtensions = [];
+let motionExtensions = [];
+let libraries = null;
 let readOptions = () => ({});
 let board = null;
 let player = null;
@@ -40,7 +43,7 @@ function signOut(message = '') {
   session.key = null;
   board?.stop();
   audio().pause();
-  for (const id of ['upload', 'jobs', 'player-section', 'routines', 'who']) $(id).hidden = true;
+  for (const id of ['upload', 'libraries', 'jobs', 'player-section', 'routines', 'who']) $(id).hidden = true;
   $('signin').hidden = false;
   $('signin-error').textContent = message;
 }
@@ -63,6 +66,11 @@ async function signIn(key) {
   $('who').hidden = false;
   $('who-text').textContent = `${me.name} · team ${me.team} · scopes: ${me.scopes.join(', ')}`;
   $('upload').hidden = !me.can.upload;
+  $('libraries').hidden = !me.can.upload;
+  if (me.can.upload) {
+    libraries ??= new LibraryView($('libraries'), { motionExtensions, onUse: renderIn, onError: onApiError });
+    libraries.refresh();
+  }
   $('jobs').hidden = !me.can.watch_jobs;
   $('routines').hidden = !me.can.browse_routines;
   if (me.can.watch_jobs) {
@@ -83,13 +91,31 @@ async function loadOptions() {
     const options = await api('GET', '/v1/options', { key: null });
     optionFields = options.fields;
     audioExtensions = options.audio_extensions;
+    motionExtensions = options.motion_extensions;
     readOptions = buildOptionsForm($('options-fields'), optionFields);
   } catch (err) {
     $('options-fields').textContent = `The render options could not be loaded: ${err.message}`;
   }
 }
 
+/** Render the next songs in a team library: its styles in the style choice, its id in the options. */
+function renderIn(library) {
+  const fields = optionFields.map((f) => {
+    if (f.name === 'style') return { ...f, choices: ['auto', ...Object.keys(library.styles)], default: 'auto', notes: {} };
+    if (f.name === 'library') return { ...f, default: library.id };
+    return f;
+  });
+  readOptions = buildOptionsForm($('options-fields'), fields);
+  $('library-note').hidden = false;
+  $('library-note').querySelector('span').textContent = `Songs dropped now are danced in the library ${library.name} (${Object.keys(library.styles).join(', ')}).`;
+  $('upload').scrollIntoView({ behavior: 'smooth' });
+}
+
 function setUpUpload() {
+  $('library-clear').onclick = () => {
+    readOptions = buildOptionsForm($('options-fields'), optionFields);
+    $('library-note').hidden = true;
+  };
   const drop = $('drop');
   const send = (files) => {
     if (!files.length) return;

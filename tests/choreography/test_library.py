@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ from choreo.motion.contacts import airborne_frames
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.resample import resample
 from exporters.bvh import write_bvh
+from exporters.fbx import write_fbx
 
 
 def test_phrases_stay_inside_their_clip_and_have_mirror_twins(small_library: PhraseLibrary) -> None:
@@ -150,7 +153,7 @@ def test_cli_build_writes_a_library_and_names_a_bad_folder(
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["library", "build", str(empty), "-o", str(tmp_path / "x.npz")]) == 1
-    assert f"{empty}: no BVH files there" in capsys.readouterr().err
+    assert f"{empty}: no motion files (.bvh, .fbx, .glb, .gltf) there" in capsys.readouterr().err
 
 
 def test_the_library_marks_the_frames_in_the_air(small_library: PhraseLibrary) -> None:
@@ -192,18 +195,55 @@ def test_a_library_builds_from_bvh_named_like_our_exporter_names_it(
     assert np.abs(got[:, 0] - want[:, 0]).max() < 0.01
 
 
-def test_a_bvh_of_an_unknown_skeleton_is_named_in_the_error(
+def test_a_file_of_an_unknown_skeleton_is_named_with_its_joints_and_nothing_is_written(
     clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source, _ = retargeted_dance(clip_folders[0] / "05_02.bvh")
     folder = tmp_path / "odd"
     folder.mkdir()
-    path = write_bvh(
-        source.replace(rotations=source.rotations[:60], root_translation=source.root_translation[:60]),
-        folder / "odd.bvh",
+    shutil.copy(clip_folders[0] / "05_02.bvh", folder / "05_02.bvh")
+    # a snake: a chain of twelve joints, which is no body whatever its names
+    joints = "".join(
+        f"JOINT seg{i}\n{{\nOFFSET 0 10 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n" for i in range(11)
     )
-    path.write_text(path.read_text().replace("left_hip", "thigh_L").replace("right_hip", "thigh_R"))
-    assert main(["library", "build", str(folder), "-o", str(tmp_path / "x.npz")]) == 1
+    root = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+    hierarchy = f"HIERARCHY\nROOT seg\n{{\nOFFSET 0 0 0\n{root}"
+    hierarchy += joints + "End Site\n{\nOFFSET 0 10 0\n}\n" + "}\n" * 12
+    rows = "\n".join(" ".join(["0"] * 3 + [str(k % 30)] * 36) for k in range(120))
+    snake = folder / "snake.bvh"
+    snake.write_text(f"{hierarchy}MOTION\nFrames: 120\nFrame Time: 0.0333333\n{rows}\n")
+    out = tmp_path / "x.npz"
+    assert main(["library", "build", str(folder), "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert f"{path}: unknown skeleton" in err and err.count(str(path)) == 1
+    assert "odd/snake.bvh: unknown skeleton: its joints (seg, seg0, seg1" in err
     assert "smpl (joint 'left_hip')" in err and "mixamo (joint 'mixamorig:LeftUpLeg')" in err
+    assert "1 file(s) refused; nothing written" in err and not out.exists()
+
+
+def test_a_styles_table_names_styles_credits_and_licences_and_show_says_what_each_fills(
+    clip_folders: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    team = tmp_path / "team"
+    team.mkdir()
+    for name in ("05_02", "05_04"):
+        source, _ = retargeted_dance(clip_folders[0] / f"{name}.bvh")
+        write_fbx(source, team / f"{name}.fbx", rig="mixamo")
+    (team / "styles.tsv").write_text(
+        "file\tstyle\tcredit\tlicence\n"
+        "05_02.fbx\tContemporary\tDana Choreographer, Studio A\tCC-BY-4.0\n"
+        "05_04.fbx\tjazz\tStudio B\t\n"
+    )
+    out = tmp_path / "team.npz"
+    assert main(["library", "build", str(team), "-o", str(out)]) == 0
+    capsys.readouterr()
+    lib = load_library(out)
+    assert lib.clip_sources == ("team/05_02.fbx", "team/05_04.fbx")
+    assert set(lib.credits) == {"Dana Choreographer, Studio A (licence: CC-BY-4.0)", "Studio B"}
+    assert main(["library", "show", str(out), "--song-s", "60"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    for style in shown["styles"].values():
+        low, high = style["tempo_bpm"]
+        assert 40 <= low < high <= 240 and style["moving_minutes"] > 0
+        assert isinstance(style["fills_without_stalls"], bool)
+    (team / "styles.tsv").write_text("file\tstyle\n05_02.fbx\tjazz\n")
+    assert main(["library", "build", str(team), "-o", str(tmp_path / "x.npz")]) == 1
+    assert "needs a header row with the columns file, style, credit" in capsys.readouterr().err

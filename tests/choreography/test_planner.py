@@ -10,7 +10,6 @@ import pytest
 from choreo.choreography.guide import build_guide
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, shipped_library
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, REUSE_BARS, PlannerWeights, plan_dance
-from choreo.choreography.style_choice import MIN_SOURCE_S_PER_MIN, choose_style
 from choreo.contracts.plan import Plan
 from choreo.errors import ParameterError
 
@@ -244,13 +243,3 @@ def test_a_long_song_spreads_over_the_library_before_dancing_a_second_again(libr
         plan = plan_dance(library, song, style="salsa", seed=0, weights=PlannerWeights(stale=stale))
         distinct[stale] = len(set().union(*(_source_seconds(library, s.phrase) for s in plan.segments)))
     assert distinct[PlannerWeights().stale] > 1.3 * distinct[0.0]
-
-
-def test_auto_passes_over_a_style_too_small_for_a_long_song(library: PhraseLibrary) -> None:
-    minutes = {name: c["minutes"] for name, c in library.coverage().items()}
-    assert choose_style("auto", 160.0, library, 180.0).style == "breakdance"
-    long_s = 60.0 * 60.0 * minutes["breakdance"] / MIN_SOURCE_S_PER_MIN + 60.0  # a minute too long for it
-    chosen = choose_style("auto", 160.0, library, long_s).style
-    assert chosen != "breakdance" and minutes[chosen] * 60.0 >= MIN_SOURCE_S_PER_MIN * long_s / 60.0
-    assert choose_style("auto", 160.0, library, 14 * 60.0).style == "salsa"  # the only style with 280 s
-    assert choose_style("breakdance", 160.0, library, 14 * 60.0).style == "breakdance"  # asked for: kept

@@ -72,7 +72,12 @@ def test_eval_scores_songs_seeds_and_reference(tmp_path: Path, capsys: pytest.Ca
     out = tmp_path / "eval.json"
     code = main(
         ["eval", str(DEMO_SONG), "--seeds", "2", "--json", str(out), "--reference", str(reference)]
-        + ["--style-reference", str(styles)]
+        + [
+            "--style-reference",
+            str(styles),
+            "--style",
+            "salsa",
+        ]  # a style the centroids hold (auto: breakdance)
     )
     printed = capsys.readouterr().out
     assert code == 0

@@ -141,4 +141,4 @@ def test_mocap_without_style_folders_is_refused(tmp_path: Path, capsys: pytest.C
         ]
     )
     assert status == 2
-    assert "no BVH files in cmu_60_61_salsa" in capsys.readouterr().out
+    assert "no motion files in cmu_60_61_salsa" in capsys.readouterr().out
