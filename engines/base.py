@@ -35,6 +35,7 @@ what the model is; see :class:`~choreo.contracts.model_spec.ModelSpec`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -50,7 +51,8 @@ __all__ = [
     "MAX_CHUNK_FRAMES",
     "MIN_CHUNK_FRAMES",
     "Engine",
-    "ModelSpec",
+    "PendingPoses",
+    "ReadyPoses",
     "check_chunk",
 ]
 
@@ -59,6 +61,25 @@ MAX_CHUNK_FRAMES = 128
 STATE_IN_PREFIX = "state_in_"
 STATE_OUT_PREFIX = "state_out_"
 POSES_OUTPUT = "poses"
+
+
+class PendingPoses(Protocol):
+    """The poses of a launched chunk, ready once the device has run it."""
+
+    def wait(self) -> np.ndarray:
+        """Block until the chunk has run; its poses ``[B, T, 75]`` (the caller's to keep)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReadyPoses:
+    """The poses of a chunk that ran before its launch returned (a backend that runs synchronously)."""
+
+    poses: np.ndarray
+
+    def wait(self) -> np.ndarray:
+        """The poses, at once."""
+        return self.poses
 
 
 class Engine(Protocol):
@@ -109,6 +130,17 @@ class Engine(Protocol):
 
         A caller writes a chunk into them and passes them as ``inputs``; the next run
         of the same shape overwrites them.
+        """
+        ...
+
+    def launch(self, inputs: Mapping[str, np.ndarray], state: Any) -> tuple[PendingPoses, Any]:
+        """Start one chunk and return without waiting where the backend can: its poses to come and the
+        state after it.
+
+        A device backend queues the chunk on its stream, so the state it returns may be passed to the
+        next launch at once, and the caller prepares the next chunk while this one runs; the inputs
+        may be overwritten as soon as this returns. A backend that runs on the host returns
+        :class:`ReadyPoses`.
         """
         ...
 

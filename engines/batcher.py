@@ -44,7 +44,7 @@ import numpy as np
 
 from choreo.errors import EngineError, ParameterError
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import MAX_CHUNK_FRAMES, Engine
+from engines.base import MAX_CHUNK_FRAMES, Engine, PendingPoses
 from engines.runner import check_chunk_frames, pack_song, song_frames
 
 __all__ = ["BatcherStats", "SequenceBatcher", "loaded_process_batcher", "process_batcher"]
@@ -77,6 +77,19 @@ class _Song:
     next_frame: int = 0
     slot: int = -1
     submitted_s: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(eq=False)
+class _Call:
+    """One engine call: each song with the frames ``[lo, hi)`` it computes, and its poses to come.
+
+    ``pending`` is None for a call that failed to launch; ``inputs`` then keeps its packed chunks
+    for running the songs one by one.
+    """
+
+    spans: list[tuple[_Song, int, int]]
+    pending: PendingPoses | None
+    inputs: dict[str, np.ndarray] | None
 
 
 class SequenceBatcher:
@@ -216,7 +229,7 @@ class SequenceBatcher:
             song.slot = -1
 
     def _admit_and_evict(self) -> list[_Song]:
-        """Drop cancelled songs, fill free slots from the queue; returns the songs to run."""
+        """Drop cancelled songs, fill free slots from the queue; returns the songs with a chunk to launch."""
         kept = []
         for song in self._active:
             if song.future.cancelled():
@@ -236,13 +249,14 @@ class SequenceBatcher:
             self._active.append(song)
         if new_slots:
             self._rows.zero(self._pool, new_slots)
-        self._active.sort(key=lambda s: s.slot)
-        return list(self._active)
+        return sorted((s for s in self._active if s.next_frame < s.n_frames), key=lambda s: s.slot)
 
     def _loop(self) -> None:
+        """Launch a call, then hand out the previous call's poses while the engine runs this one."""
+        in_flight: _Call | None = None
         while True:
             with self._cond:
-                while not self._closed and not self._waiting and not self._active:
+                while not self._closed and not self._waiting and not self._active and in_flight is None:
                     self._cond.wait()
                 if self._closed:
                     for song in [*self._active, *self._waiting]:
@@ -250,35 +264,64 @@ class SequenceBatcher:
                     self._active, self._waiting = [], deque()
                     return
                 batch = self._admit_and_evict()
-            if batch:
-                self._step(batch)
+            launched = self._launch(batch) if batch else None
+            if in_flight is not None:
+                self._deliver(in_flight)
+            if launched is not None and launched.pending is None:  # the call failed: one song at a time
+                self._isolate(launched)
+                launched = None
+            in_flight = launched
 
-    def _step(self, batch: list[_Song]) -> None:
-        size = len(batch)
-        chunk = self.chunk_frames
-        inputs = self.engine.input_buffers(size, chunk) or {
-            name: buf[:size] for name, buf in self._pack.items()
-        }
+    def _launch(self, batch: list[_Song]) -> _Call:
+        """Pack the songs' next chunks, start the engine on them and put the new state into the pool.
+
+        The slot of a song whose last chunk this is goes back at once (its poses are handed out with
+        the call's); a failed launch leaves every song as it was, for :meth:`_isolate`.
+        """
+        size, chunk = len(batch), self.chunk_frames
+        own = {name: buffer[:size] for name, buffer in self._pack.items()}
+        inputs = self.engine.input_buffers(size, chunk) or own
         for name, buffer in inputs.items():
             np.stack([song.packed[name][song.next_frame // chunk] for song in batch], out=buffer)
         rows = [song.slot for song in batch]
+        spans = [(song, song.next_frame, min(song.next_frame + chunk, song.n_frames)) for song in batch]
         start = time.perf_counter()
         try:
-            poses, new_state = self.engine.run(inputs, self._rows.take(self._pool, rows))
+            pending, new_state = self.engine.launch(inputs, self._rows.take(self._pool, rows))
         except Exception:  # one song may have broken the call: find it, keep the others
             self.stats.engine_s += time.perf_counter() - start
-            self._isolate(batch, inputs)
-            return
+            return _Call(spans, None, {name: value.copy() for name, value in inputs.items()})
         self.stats.engine_s += time.perf_counter() - start
         self.stats.calls += 1
         self.stats.rows += size
         self._rows.put(self._pool, rows, new_state)
-        self._advance(batch, poses)
+        with self._cond:
+            for song, _, hi in spans:
+                song.next_frame = hi
+                if hi >= song.n_frames:
+                    self._release(song)
+        return _Call(spans, pending, None)
 
-    def _isolate(self, batch: list[_Song], inputs: Mapping[str, np.ndarray]) -> None:
-        for row, song in enumerate(batch):
+    def _deliver(self, call: _Call) -> None:
+        """Wait for a launched call's poses and give each song its rows; end the songs they complete."""
+        assert call.pending is not None
+        start = time.perf_counter()
+        try:
+            poses = call.pending.wait()
+        except Exception as exc:  # the engine failed after the launch: its songs' state is lost
+            for song, _, _ in call.spans:
+                self._fail(song, exc)
+            return
+        finally:
+            self.stats.engine_s += time.perf_counter() - start
+        self._hand_out(call.spans, poses)
+
+    def _isolate(self, call: _Call) -> None:
+        """Run a failed call's songs one at a time, so that only the song that breaks it fails."""
+        assert call.inputs is not None
+        for row, (song, lo, hi) in enumerate(call.spans):
             self.stats.isolation_retries += 1
-            single = {name: value[row : row + 1].copy() for name, value in inputs.items()}
+            single = {name: value[row : row + 1] for name, value in call.inputs.items()}
             try:
                 poses, new_state = self.engine.run(single, self._rows.take(self._pool, [song.slot]))
             except Exception as exc:
@@ -287,16 +330,19 @@ class SequenceBatcher:
             self.stats.calls += 1
             self.stats.rows += 1
             self._rows.put(self._pool, [song.slot], new_state)
-            self._advance([song], poses)
+            with self._cond:
+                song.next_frame = hi
+                if hi >= song.n_frames:
+                    self._release(song)
+            self._hand_out([(song, lo, hi)], poses)
 
-    def _advance(self, songs: list[_Song], poses: np.ndarray) -> None:
-        """Give each song its rows of ``poses`` (row ``i`` is ``songs[i]``'s chunk); end the finished ones."""
-        chunk, frames, finished = self.chunk_frames, 0, []
-        for row, song in enumerate(songs):
-            lo = song.next_frame
-            hi = min(lo + chunk, song.n_frames)
+    def _hand_out(self, spans: list[tuple[_Song, int, int]], poses: np.ndarray) -> None:
+        """Give each song its rows of ``poses`` (row ``i`` is ``spans[i]``'s); end the songs they complete."""
+        frames, finished = 0, []
+        for row, (song, lo, hi) in enumerate(spans):
+            if song.future.done():  # failed or cancelled meanwhile
+                continue
             song.poses[lo:hi] = poses[row, : hi - lo]
-            song.next_frame = hi
             frames += hi - lo
             if hi >= song.n_frames:
                 finished.append(song)
@@ -306,7 +352,6 @@ class SequenceBatcher:
         with self._cond:
             for song in finished:
                 self._active.remove(song)
-                self._release(song)
         for song in finished:
             if song.future.set_running_or_notify_cancel():
                 song.future.set_result(song.poses)
@@ -319,6 +364,8 @@ class SequenceBatcher:
             if song in self._active:
                 self._active.remove(song)
             self._release(song)
+        if song.future.done():
+            return
         self.stats.songs_failed += 1
         error = exc if isinstance(exc, EngineError) else EngineError(f"engine failed on this song: {exc}")
         if song.future.set_running_or_notify_cancel():

@@ -9,7 +9,7 @@ import numpy as np
 
 from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
-from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, ReadyPoses, check_chunk
 from engines.settings import ShapeProfile
 from engines.state import NUMPY_ROWS
 
@@ -58,6 +58,11 @@ class OnnxRuntimeEngine:
             name: np.zeros((batch, *shape), dtype=np.float32)
             for name, shape in self.spec.state_shapes.items()
         }
+
+    def launch(self, inputs: Mapping[str, np.ndarray], state: State) -> tuple[ReadyPoses, State]:
+        """Run the chunk now (see :meth:`run`): nothing is left to wait for."""
+        poses, new_state = self.run(inputs, state)
+        return ReadyPoses(poses), new_state
 
     def input_buffers(self, batch: int, frames: int) -> None:
         """None: ONNX Runtime on the CPU reads any host array as it is."""

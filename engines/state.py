@@ -75,7 +75,12 @@ class StateRows:
 
 
 class _TorchRows(StateRows):
-    """Torch tensors: the row indices go to each tensor's device once per call."""
+    """Torch tensors: the row indices go to each tensor's device once per call.
+
+    To a GPU they go from page-locked memory without blocking: a blocking copy would wait for
+    everything queued on the stream (the chunk the batcher launched last), and the batcher's
+    pipeline would stall on every take, put or zero of rows that are not one contiguous run.
+    """
 
     def _indexer(self, rows: np.ndarray) -> Any:
         import torch
@@ -84,7 +89,10 @@ class _TorchRows(StateRows):
 
         def index(value: Any) -> Any:
             if value.device not in by_device:
-                by_device[value.device] = torch.as_tensor(rows, dtype=torch.long).to(value.device)
+                host = torch.as_tensor(rows, dtype=torch.long)
+                if value.device.type == "cuda":
+                    host = host.pin_memory()
+                by_device[value.device] = host.to(value.device, non_blocking=True)
             return by_device[value.device]
 
         return index

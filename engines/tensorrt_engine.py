@@ -34,7 +34,7 @@ from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError
 from choreo.files import write_atomically
 from choreo.motion.motion import FRAME_SIZE
-from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
+from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, ReadyPoses, check_chunk
 from engines.cuda_memory import DeviceBuffer, DeviceRows, PinnedBuffer, Stream, cuda_call, gpu_name
 from engines.settings import EngineSettings, ShapeProfile
 from engines.state import DEVICE_ROWS
@@ -250,6 +250,13 @@ class TensorRTEngine:
     def initial_state(self, batch: int) -> dict[str, DeviceRows]:
         """Zeroed device rows for every state tensor: the start of ``batch`` dances."""
         return {name: DeviceRows.zeros(batch, shape) for name, shape in self.spec.state_shapes.items()}
+
+    def launch(
+        self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any]
+    ) -> tuple[ReadyPoses, dict[str, Any]]:
+        """Run the chunk now (see :meth:`run`): nothing is left to wait for."""
+        poses, new_state = self.run(inputs, state)
+        return ReadyPoses(poses), new_state
 
     def input_buffers(self, batch: int, frames: int) -> None:
         """None: a call's slot (and so its page-locked inputs) is chosen when it runs."""

@@ -29,7 +29,14 @@ import numpy as np
 
 from choreo.contracts.model_spec import ModelSpec
 from choreo.errors import EngineError, ParameterError
-from engines.base import POSES_OUTPUT, STATE_IN_PREFIX, STATE_OUT_PREFIX, check_chunk
+from engines.base import (
+    POSES_OUTPUT,
+    STATE_IN_PREFIX,
+    STATE_OUT_PREFIX,
+    PendingPoses,
+    ReadyPoses,
+    check_chunk,
+)
 from engines.settings import ShapeProfile
 from engines.state import TORCH_ROWS
 
@@ -55,13 +62,28 @@ def batch_bucket(batch: int) -> int:
 
 @dataclass
 class _Graph:
-    """One captured shape: its static input buffers, outputs, CUDA graph and pinned host buffers."""
+    """One captured shape: its static input buffers, outputs, CUDA graph and two sets of pinned host
+    buffers, taken in turn, so one launch's copies may still run while the next is being prepared."""
 
     feeds: dict[str, Any]
     outputs: dict[str, Any]
     graph: Any
-    staging: dict[str, Any]
-    poses_host: Any
+    staging: tuple[dict[str, Any], dict[str, Any]]
+    poses_host: tuple[Any, Any]
+    turn: int = 0
+
+
+@dataclass(frozen=True)
+class _PendingPoses:
+    """A launched chunk's poses: copied into page-locked memory once the stream reaches ``event``."""
+
+    event: Any
+    host: Any
+    batch: int
+
+    def wait(self) -> np.ndarray:
+        self.event.synchronize()
+        return self.host[: self.batch].numpy().copy()
 
 
 class TorchEngine:
@@ -177,40 +199,51 @@ class TorchEngine:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):
             outputs = self._forward(feeds)
-        staging = {
-            name: torch.zeros(tuple(feeds[name].shape), dtype=torch.float32, pin_memory=True)
-            for name in self.spec.input_widths
-        }
-        poses_host = torch.zeros((batch, frames, 75), dtype=torch.float32, pin_memory=True)
-        captured = _Graph(feeds, outputs, graph, staging, poses_host)
+
+        def staging() -> dict[str, Any]:
+            return {
+                name: torch.zeros(tuple(feeds[name].shape), dtype=torch.float32, pin_memory=True)
+                for name in self.spec.input_widths
+            }
+
+        def poses_host() -> Any:
+            return torch.zeros((batch, frames, 75), dtype=torch.float32, pin_memory=True)
+
+        captured = _Graph(feeds, outputs, graph, (staging(), staging()), (poses_host(), poses_host()))
         self._graphs[key] = captured
         return captured
 
     def input_buffers(self, batch: int, frames: int) -> dict[str, np.ndarray] | None:
-        """With CUDA graphs, the page-locked host buffers the graph of this shape copies its inputs from
-        (captured on first use, as :meth:`run` would); eager, None."""
+        """With CUDA graphs, the page-locked host buffers the next launch of this shape copies its inputs
+        from (the graph captured on first use, as :meth:`launch` would); eager, None."""
         if not self.cuda_graphs:
             return None
         with self._lock:
             g = self._captured(batch_bucket(batch), frames)
-        return {name: g.staging[name][:batch].numpy() for name in self.spec.input_widths}
+        return {name: g.staging[g.turn][name][:batch].numpy() for name in self.spec.input_widths}
 
-    def run(
+    def launch(
         self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any]
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Run one chunk of ``T`` frames for ``B`` sequences; state stays on the device.
+    ) -> tuple[PendingPoses, dict[str, Any]]:
+        """Queue one chunk of ``T`` frames for ``B`` sequences on the device's stream and return at once.
 
-        Inputs written into :meth:`input_buffers` are sent as they are, without a host copy.
+        The new state is on the device, ready to be passed to the next launch (the stream keeps the
+        order). Inputs written into :meth:`input_buffers` are sent as they are, without a host copy.
+        Wait for a launch's poses before launching the same shape twice more: the shape's two sets
+        of host buffers are taken in turn.
         """
         batch, frames = check_chunk(inputs, self.spec)
         self._check_state(state, batch)
         torch = self._torch
         with self._lock, torch.no_grad():
             if not self.cuda_graphs:
-                return self._run_eager(inputs, state, batch)
+                poses, new_state = self._run_eager(inputs, state, batch)
+                return ReadyPoses(poses), new_state
             g = self._captured(batch_bucket(batch), frames)
+            staging, poses_host = g.staging[g.turn], g.poses_host[g.turn]
+            g.turn ^= 1
             for name in self.spec.input_widths:
-                host = g.staging[name]
+                host = staging[name]
                 view = host[:batch].numpy()
                 if not _same_buffer(view, inputs[name]):
                     view[...] = inputs[name]
@@ -218,10 +251,18 @@ class TorchEngine:
             for name in self._state_names:
                 g.feeds[STATE_IN_PREFIX + name][:batch].copy_(state[name], non_blocking=True)
             g.graph.replay()
-            g.poses_host[:batch].copy_(g.outputs[POSES_OUTPUT][:batch], non_blocking=True)
+            poses_host[:batch].copy_(g.outputs[POSES_OUTPUT][:batch], non_blocking=True)
             new_state = {n: g.outputs[STATE_OUT_PREFIX + n][:batch].clone() for n in self._state_names}
-            torch.cuda.current_stream(self.device).synchronize()
-            return g.poses_host[:batch].numpy().copy(), new_state
+            done = torch.cuda.Event()
+            done.record(torch.cuda.current_stream(self.device))
+            return _PendingPoses(done, poses_host, batch), new_state
+
+    def run(
+        self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any]
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Run one chunk of ``T`` frames for ``B`` sequences and wait for its poses; the state stays put."""
+        pending, new_state = self.launch(inputs, state)
+        return pending.wait(), new_state
 
     def _run_eager(
         self, inputs: Mapping[str, np.ndarray], state: Mapping[str, Any], batch: int

@@ -137,3 +137,19 @@ def test_inputs_written_into_the_engine_s_own_buffers_run_as_plain_ones(engine, 
     buffers["music"][...] = 0.0  # the buffers are what is sent: another chunk gives another dance
     other, _ = engine.run(buffers, engine.initial_state(3))
     assert not np.array_equal(other, expected)
+
+
+def test_chunks_launched_back_to_back_equal_chunks_run_one_at_a_time(engine, rng):
+    """A launch's state feeds the next launch before its poses are read (the batcher's pipeline)."""
+    inputs = make_inputs(engine.spec, 2, 64, rng)
+    chunks = [{name: value[:, lo : lo + 32] for name, value in inputs.items()} for lo in (0, 32)]
+    state, expected = engine.initial_state(2), []
+    for chunk in chunks:
+        poses, state = engine.run(chunk, state)
+        expected.append(poses)
+    state, pending = engine.initial_state(2), []
+    for chunk in chunks:
+        launched, state = engine.launch(chunk, state)
+        pending.append(launched)
+    for launched, poses in zip(pending, expected, strict=True):
+        np.testing.assert_array_equal(launched.wait(), poses)

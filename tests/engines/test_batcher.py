@@ -198,3 +198,26 @@ def test_warm_up_runs_every_batch_bucket_once(tiny_model, rng):
         np.testing.assert_allclose(
             batcher.run_song(song, timeout_s=30), SingleSongRunner(engine, 16).run_song(song), atol=1e-5
         )
+
+
+@pytest.mark.gpu
+def test_the_pipelined_batcher_on_torch_cuda_gives_each_song_its_own_dance(rng):
+    """On the GPU a call is launched before the previous call's poses are handed out, and a slot freed by
+    a song's last chunk takes a waiting song while that chunk still runs: each song still gets the
+    dance it gets alone (songs of mixed lengths, three times as many as slots)."""
+    from engine_testkit import SHIPPED_MODEL, backend_skip_reason
+
+    reason = backend_skip_reason("torch-cuda")
+    if reason:
+        pytest.skip(reason)
+    from engines.torch_engine import TorchEngine
+
+    engine = TorchEngine(SHIPPED_MODEL, device="cuda:0", dtype="fp32", cuda_graphs=True, max_batch=8)
+    songs = [_song(engine, int(n), rng) for n in rng.integers(20, 200, 24)]
+    alone = SingleSongRunner(engine, 32)
+    with SequenceBatcher(engine, max_batch=8, chunk_frames=32) as batcher:
+        batcher.warm_up()
+        futures = [batcher.submit(s) for s in songs]
+        for future, song in zip(futures, songs, strict=True):
+            np.testing.assert_allclose(future.result(timeout=120), alone.run_song(song), atol=1e-4)
+    assert batcher.stats.songs_done == len(songs)
