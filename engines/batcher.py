@@ -240,7 +240,7 @@ class SequenceBatcher:
         self._active = kept
         new_slots = []
         while self._waiting and self._free_slots:
-            song = self._waiting.popleft()
+            song = self._next_waiting()
             if song.future.cancelled():
                 self.stats.songs_cancelled += 1
                 continue
@@ -250,6 +250,14 @@ class SequenceBatcher:
         if new_slots:
             self._rows.zero(self._pool, new_slots)
         return sorted((s for s in self._active if s.next_frame < s.n_frames), key=lambda s: s.slot)
+
+    def _next_waiting(self) -> _Song:
+        """The waiting song a free slot takes: the longest, so that an album's last calls are not left to a
+        few long songs while the GPU could run many (longest first keeps the end of a batch short)."""
+        longest = max(range(len(self._waiting)), key=lambda i: self._waiting[i].n_frames)
+        song = self._waiting[longest]
+        del self._waiting[longest]
+        return song
 
     def _loop(self) -> None:
         """Launch a call, then hand out the previous call's poses while the engine runs this one."""

@@ -14,6 +14,7 @@ engine's ``state_rows``, without moving the state off its device:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,10 +78,20 @@ class StateRows:
 class _TorchRows(StateRows):
     """Torch tensors: the row indices go to each tensor's device once per call.
 
-    To a GPU they go from page-locked memory without blocking: a blocking copy would wait for
-    everything queued on the stream (the chunk the batcher launched last), and the batcher's
-    pipeline would stall on every take, put or zero of rows that are not one contiguous run.
+    To a GPU they go from page-locked memory without blocking: a blocking copy (or pinning fresh
+    memory, which may synchronize the device) would wait for everything queued on the stream, the
+    chunk the batcher launched last, and its pipeline would stall on every take, put or zero of
+    rows that are not one contiguous run. The page-locked buffers are a ring made once: a buffer
+    is written again only after the copy from it is done (an event says so; it long is, by then).
     """
+
+    _RING = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffers: list[Any] = []
+        self._copied: list[Any] = []
+        self._next = 0
 
     def _indexer(self, rows: np.ndarray) -> Any:
         import torch
@@ -89,13 +100,34 @@ class _TorchRows(StateRows):
 
         def index(value: Any) -> Any:
             if value.device not in by_device:
-                host = torch.as_tensor(rows, dtype=torch.long)
                 if value.device.type == "cuda":
-                    host = host.pin_memory()
-                by_device[value.device] = host.to(value.device, non_blocking=True)
+                    by_device[value.device] = self._to_gpu(rows, value.device)
+                else:
+                    by_device[value.device] = torch.as_tensor(rows, dtype=torch.long)
             return by_device[value.device]
 
         return index
+
+    def _to_gpu(self, rows: np.ndarray, device: Any) -> Any:
+        import torch
+
+        with self._lock:
+            if not self._buffers:
+                self._buffers = [
+                    torch.zeros(1024, dtype=torch.long, pin_memory=True) for _ in range(self._RING)
+                ]
+                self._copied = [None] * self._RING
+            k, self._next = self._next, (self._next + 1) % self._RING
+            if self._copied[k] is not None:
+                self._copied[k].synchronize()
+            if rows.size > self._buffers[k].numel():
+                self._buffers[k] = torch.zeros(rows.size, dtype=torch.long, pin_memory=True)
+            host = self._buffers[k][: rows.size]
+            host.numpy()[...] = rows
+            on_device = host.to(device, non_blocking=True)
+            self._copied[k] = torch.cuda.Event()
+            self._copied[k].record(torch.cuda.current_stream(device))
+            return on_device
 
 
 class _DeviceRows(StateRows):
