@@ -73,11 +73,14 @@ def _load(backend: str, model: Path, args: argparse.Namespace) -> Any:
         from engines.torch_engine import TorchEngine
 
         return TorchEngine(model, device="cuda:0", dtype="fp32", cuda_graphs=False)
-    if backend in ("torch-cuda", "torch-cuda-fp16"):
+    if backend in ("torch-cuda", "torch-cuda-fp16", "torch-cuda-uncompiled"):
         from engines.torch_engine import TorchEngine
 
         dtype = "fp16" if backend.endswith("fp16") else "fp32"
-        return TorchEngine(model, device="cuda:0", dtype=dtype, cuda_graphs=True, max_batch=256)
+        compiled = not backend.endswith("uncompiled")  # as a worker runs it (CHOREO_ENGINE_TORCH_COMPILE)
+        return TorchEngine(
+            model, device="cuda:0", dtype=dtype, cuda_graphs=True, compile_step=compiled, max_batch=256
+        )
     if backend == "tensorrt":
         from engines.settings import EngineSettings
         from engines.tensorrt_engine import TensorRTEngine

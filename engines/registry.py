@@ -153,6 +153,7 @@ def _load_torch_cuda(model_path: Path, settings: EngineSettings) -> Engine:
         device=f"cuda:{settings.device}",
         dtype=settings.torch_dtype,
         cuda_graphs=settings.cuda_graphs,
+        compile_step=settings.torch_compile,
         max_batch=settings.max_batch,
     )
 

@@ -122,6 +122,11 @@ class EngineSettings(BaseSettings):
         default="fp32", description="torch-cuda: fp32, or fp16 matrix products (measured no faster)."
     )
     cuda_graphs: bool = Field(default=True, description="torch-cuda: replay CUDA graphs per shape bucket.")
+    torch_compile: bool = Field(
+        default=True,
+        description="torch-cuda: compile the network's per-frame step (torch.compile; 1.56x at 64 songs on "
+        "an H200, some seconds at start).",
+    )
     max_batch: int = Field(default=64, ge=1, le=1024, description="Songs per engine call in the batcher.")
     chunk_frames: int = Field(
         default=128,

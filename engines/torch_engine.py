@@ -95,6 +95,8 @@ class TorchEngine:
     device : torch device, e.g. ``"cuda:0"`` or ``"cpu"``
     dtype : ``"fp32"`` or ``"fp16"`` (the matrix products under autocast; state stays fp32)
     cuda_graphs : capture and replay a CUDA graph per (batch bucket, chunk length)
+    compile_step : with CUDA graphs, compile the network's per-frame step with ``torch.compile``
+        (fused kernels; compiled before the first capture of each shape, some seconds)
     max_batch : largest batch expected; larger ones still run (in a larger bucket)
     """
 
@@ -105,6 +107,7 @@ class TorchEngine:
         device: str = "cuda:0",
         dtype: str = "fp32",
         cuda_graphs: bool = True,
+        compile_step: bool = False,
         max_batch: int = 256,
     ) -> None:
         import onnx
@@ -137,6 +140,8 @@ class TorchEngine:
         net = DanceNet(config)
         net.load_state_dict({name: torch.from_numpy(value) for name, value in params.items()})
         self._net = net.to(self.device).eval().requires_grad_(False)
+        if compile_step and self.cuda_graphs:
+            self._net.compile_steps()
         self._state_names = list(self.spec.state_shapes)
         self._graphs: dict[tuple[int, int], _Graph] = {}
         self._lock = threading.Lock()

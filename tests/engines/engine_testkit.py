@@ -95,6 +95,12 @@ def _torch_cuda(path: Path) -> Any:
     return TorchEngine(path, device="cuda:0", dtype="fp32", cuda_graphs=True, max_batch=16)
 
 
+def _torch_cuda_compiled(path: Path) -> Any:
+    from engines.torch_engine import TorchEngine
+
+    return TorchEngine(path, device="cuda:0", dtype="fp32", cuda_graphs=True, compile_step=True, max_batch=16)
+
+
 def _tensorrt(path: Path) -> Any:
     from engines.settings import EngineSettings
     from engines.tensorrt_engine import TensorRTEngine
@@ -107,6 +113,7 @@ BACKEND_FACTORIES: dict[str, tuple[Callable[[], str | None], Callable[[Path], An
     "onnxruntime": (lambda: None, _ort, 1e-4),
     "torch-eager-cpu": (_torch_cpu_reason, _torch_cpu, 1e-4),
     "torch-cuda": (_torch_cuda_reason, _torch_cuda, 1e-4),
+    "torch-cuda-compiled": (_torch_cuda_reason, _torch_cuda_compiled, 1e-4),
     "tensorrt": (_tensorrt_reason, _tensorrt, 1e-3),
 }
 
