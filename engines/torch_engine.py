@@ -223,7 +223,10 @@ class TorchEngine:
         from (the graph captured on first use, as :meth:`launch` would); eager, None."""
         if not self.cuda_graphs:
             return None
-        with self._lock:
+        with (
+            self._lock,
+            self._torch.no_grad(),
+        ):  # captured as launch captures it (a compiled step is per grad mode)
             g = self._captured(batch_bucket(batch), frames)
         return {name: g.staging[g.turn][name][:batch].numpy() for name in self.spec.input_widths}
 
