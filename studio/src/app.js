@@ -185,6 +185,7 @@ function setUpPlayer() {
   $('loop-bar').onclick = () => {
     const on = !player.loop;
     player.setLoop(on ? timeline.barAt(a.currentTime) : null);
+    if (on) timeline.reveal(player.loop);
     $('loop-bar').setAttribute('aria-pressed', String(on));
   };
   // An audio link lives for a while only: when it has expired, ask for a new one and go on.

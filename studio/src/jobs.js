@@ -149,7 +149,7 @@ export class JobBoard {
     const done = firsts.filter((j) => j.state === 'done').length;
     const failed = firsts.filter((j) => j.state === 'failed').length;
     const progress = firsts.reduce((sum, j) => sum + (ACTIVE.has(j.state) ? j.progress : 1), 0) / firsts.length;
-    const title = album.name || (album.id ? `Upload of ${when(album.created_at)}` : 'Songs rendered again');
+    const title = album.name || (album.id ? `Upload of ${when(album.created_at)}` : 'Other jobs');
     const facts = [`${firsts.length} song${firsts.length > 1 ? 's' : ''}`, `${done} done`];
     if (failed) facts.push(`${failed} failed`);
     if (firsts.some((j) => ACTIVE.has(j.state))) facts.push(`${Math.round(progress * 100)} %`);

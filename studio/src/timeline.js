@@ -56,8 +56,8 @@ export class Timeline {
     overview.addEventListener('pointerup', () => { overview.onpointermove = null; });
     canvas.addEventListener('wheel', (event) => {
       event.preventDefault();
-      const sideways = event.shiftKey ? event.deltaY : event.deltaX;
-      if (Math.abs(sideways) > Math.abs(event.shiftKey ? 0 : event.deltaY)) {
+      const sideways = event.shiftKey ? event.deltaX || event.deltaY : event.deltaX;
+      if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
         this.pan((sideways / canvas.clientWidth) * this.span);
       } else {
         this.zoom(Math.exp(event.deltaY * 0.002), this.timeAt(canvas, event.clientX, this.start, this.span));
@@ -121,6 +121,13 @@ export class Timeline {
 
   shows(t) { return t >= this.start && t <= this.start + this.span; }
 
+  /** Bring the span {start, end} (a looped bar) wholly into the window, in its middle when it moves. */
+  reveal({ start, end }) {
+    if (start >= this.start && end <= this.start + this.span) return;
+    const span = Math.max(this.span, 1.5 * (end - start));
+    this.setWindow((start + end) / 2 - span / 2, span);
+  }
+
   /** The window, for the page's handles: {start, end} seconds and the timeline's width, pixels. */
   get window() { return { start: this.start, end: this.start + this.span, width: this.canvas.clientWidth }; }
 
@@ -148,7 +155,8 @@ export class Timeline {
 
   draw(t, loop) {
     if (!this.span && this.duration) this.setWindow(0, DEFAULT_BARS * this.barLength());
-    this.keepInView(t);
+    if (loop && this.follow) this.reveal(loop); // a looped bar stays in view, whole
+    else this.keepInView(t);
     this.drawWindow(t, loop);
     this.drawOverview(t, loop);
     this.canvas.setAttribute('aria-valuenow', t.toFixed(1));
@@ -192,7 +200,7 @@ export class Timeline {
       g.fillStyle = COLOURS.loopEdge;
       g.fillRect(x0 - 1, 0, 2, h);
       g.fillRect(x1 - 1, 0, 2, h);
-      if (x1 - x0 > 30) g.fillText('loop', x0 + 4, 1);
+      if (x1 - x0 > 60) g.fillText('loop', x0 + 26, top + 4);
     }
     const beatPx = (this.beatLength() / span) * w;
     if (beatPx >= 4) {
