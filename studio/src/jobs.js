@@ -28,7 +28,8 @@ export function stateWords(job) {
 export function styleWords(job) {
   const asked = job.options.style;
   const danced = job.summary?.style;
-  if (asked === 'auto') return danced ? `${danced} (auto chose it)` : 'auto (chosen as it renders)';
+  if (asked === 'auto' && danced) return `${danced} (auto chose it)`;
+  if (asked === 'auto') return ACTIVE.has(job.state) ? 'auto (chosen as it renders)' : 'auto';
   return danced && danced !== asked ? `${danced} (asked for ${asked})` : asked;
 }
 
@@ -135,7 +136,16 @@ export class JobBoard {
     return [...albums, ...unlisted.values()];
   }
 
+  /** Draw the albums again; not while a person types in one of their forms (it would lose the focus). */
   draw() {
+    const typing = document.activeElement?.matches?.('input, select, textarea') && this.container.contains(document.activeElement);
+    if (typing) {
+      if (!this.drawAfterTyping) {
+        this.drawAfterTyping = true;
+        this.container.addEventListener('focusout', () => { this.drawAfterTyping = false; setTimeout(() => this.draw(), 0); }, { once: true });
+      }
+      return;
+    }
     if (!this.jobs.length) {
       this.container.replaceChildren(el('p', { textContent: 'No albums yet. Upload songs above to render their dances.' }));
       return;
@@ -173,7 +183,8 @@ export class JobBoard {
 
   albumActions(album, all) {
     const finished = all.some((j) => j.state === 'done');
-    const unpublished = album.songs.filter((s) => ![s.job, ...s.takes].some((j) => j.published) && [s.job, ...s.takes].some((j) => j.state === 'done'));
+    const takesOf = (song) => [song.job, ...song.takes];
+    const unpublished = album.songs.filter((song) => takesOf(song).some((j) => j.state === 'done') && !takesOf(song).some((j) => j.published));
     const download = button('Download all files (.zip)', () => this.downloadAlbum(album), { disabled: !finished, className: 'download-album' });
     const publish = button('Publish the album…', () => this.toggleForm(album.id, 'publish-album', () => publishAlbumForm(this, album)), {
       disabled: !unpublished.length, className: 'publish-album',
@@ -210,7 +221,6 @@ export class JobBoard {
       el('div', { className: 'muted facts', textContent: facts.join(' · ') }));
     const state = el('div', { className: `state state-${job.state}` }, stateWords(job));
     if (ACTIVE.has(job.state)) state.append(el('progress', { max: 1, value: job.progress }));
-    if (job.error_message) state.append(el('div', { className: 'why', textContent: sentence(job.error_message) }));
     if (job.published) state.append(el('div', { className: 'published', textContent: `Published as “${job.published.title}”` }));
     const actions = el('div', { className: 'actions' });
     const reasons = [];
@@ -230,6 +240,7 @@ export class JobBoard {
     }));
     const row = el('div', { className: `take${playing ? ' playing' : ''}`, id: `job-${job.id}` }, what, state, actions);
     if (playing) row.setAttribute('aria-current', 'true');
+    if (job.error_message) row.append(el('p', { className: 'why', textContent: sentence(job.error_message) }));
     for (const reason of reasons) row.append(el('p', { className: 'why-not', textContent: reason }));
     const form = this.openForms.get(job.id);
     if (form) row.append(form);
@@ -251,6 +262,8 @@ export class JobBoard {
   }
 
   closeForm(where) {
+    const form = this.openForms.get(where);
+    if (form?.contains(document.activeElement)) document.activeElement.blur(); // the board may draw again
     this.openForms.delete(where);
   }
 }
