@@ -12,8 +12,8 @@ A pure ASGI middleware, so nothing of a refused request's body is read:
 The key found is left in ``scope["state"]["api_key"]`` for the route's
 dependencies (:mod:`api.deps`), so each request reads its key record once. The
 few ``/v1/`` routes that need no key (:data:`OPEN_ROUTES`: the option list, and
-a song's audio by a ticket, which its route checks) pass without one, and are
-authenticated like the others when they bring one.
+a song's audio and an album's archive by a ticket, which their routes check)
+pass without one, and are authenticated like the others when they bring one.
 """
 
 from __future__ import annotations
@@ -42,8 +42,13 @@ MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
-OPEN_ROUTES = (("GET", re.compile(r"^/v1/options/?$")), ("GET", re.compile(r"^/v1/jobs/[^/]+/audio$")))
-"""(method, path) of the ``/v1/`` routes that may be called without a key."""
+OPEN_ROUTES = (
+    ("GET", re.compile(r"^/v1/options/?$")),
+    ("GET", re.compile(r"^/v1/jobs/[^/]+/audio$")),
+    ("GET", re.compile(r"^/v1/batches/[^/]+/archive$")),
+)
+"""(method, path) of the ``/v1/`` routes that may be called without a key (a song, an album's
+archive: their routes check the ticket of the link)."""
 
 
 def needs_key(method: str, path: str, authorization: str | None) -> bool:

@@ -15,6 +15,7 @@ def batch_public(ctx: ServiceContext, batch: BatchRecord) -> BatchPublic:
     status = batch_status(ctx, batch)
     return BatchPublic(
         id=batch.id,
+        name=batch.name,
         job_ids=batch.job_ids,
         state=str(status["state"]),
         progress=float(status["progress"]),

@@ -21,8 +21,11 @@ from choreo.service.records import (
 )
 
 __all__ = [
+    "AlbumPublished",
+    "AlbumPublishCreate",
     "ArtifactLink",
     "ArtifactsPublic",
+    "BatchList",
     "BatchPublic",
     "CallbackSecretCreated",
     "JobList",
@@ -31,9 +34,13 @@ __all__ = [
     "KeyCreated",
     "KeyList",
     "KeyPublic",
+    "LinkTicket",
+    "PublishedAs",
+    "RerenderCreate",
     "RoutineCreate",
     "RoutineList",
     "RoutinePublic",
+    "SkippedSong",
     "SubmitCreate",
     "SubmitPublic",
     "TrackList",
@@ -100,6 +107,27 @@ class SubmitCreate(BaseModel):
         default=None, description="POSTed, signed, when a job or the batch ends."
     )
     force: bool = Field(default=False, description="Render again even if the same request was rendered.")
+    name: str = Field(
+        default="",
+        max_length=200,
+        description="The album's name (the upload's folder, or typed); may be empty.",
+    )
+
+
+class RerenderCreate(BaseModel):
+    """Render a job's song again with other options: another take, listed under the album's song."""
+
+    model_config = {"extra": "forbid"}
+
+    options: JobOptions
+    priority: int = Field(default=5, ge=0, le=9, description="9 runs first.")
+
+
+class PublishedAs(BaseModel):
+    """The routine a job was published as."""
+
+    routine_id: str
+    title: str
 
 
 class JobPublic(BaseModel):
@@ -114,14 +142,20 @@ class JobPublic(BaseModel):
     error_code: str | None
     error_message: str | None
     artifacts: list[str] = Field(description="Kinds of files ready to download.")
-    summary: DanceBrief | None
+    summary: DanceBrief | None = Field(
+        description="Once done: the tempo, length and style danced (the style auto chose, resolved)."
+    )
+    rerender_of: str | None = Field(default=None, description="The album job whose song this renders again.")
+    published: PublishedAs | None = Field(default=None, description="The routine it was published as.")
     created_at: float
     started_at: float | None
     finished_at: float | None
     deduplicated: bool = False
 
     @classmethod
-    def from_record(cls, r: JobRecord, *, deduplicated: bool = False) -> JobPublic:
+    def from_record(
+        cls, r: JobRecord, *, deduplicated: bool = False, routine: RoutineRecord | None = None
+    ) -> JobPublic:
         return cls(
             id=r.id,
             batch_id=r.batch_id,
@@ -135,6 +169,8 @@ class JobPublic(BaseModel):
             error_message=r.error_message,
             artifacts=sorted(r.artifacts),
             summary=r.summary,
+            rerender_of=r.rerender_of,
+            published=PublishedAs(routine_id=routine.id, title=routine.title) if routine else None,
             created_at=r.created_at,
             started_at=r.started_at,
             finished_at=r.finished_at,
@@ -149,11 +185,24 @@ class JobList(BaseModel):
 
 class BatchPublic(BaseModel):
     id: str
+    name: str = Field(description="The album's name ('' when the upload gave none).")
     job_ids: list[str]
     state: str
     progress: float
     counts: dict[str, int]
     created_at: float
+
+
+class BatchList(BaseModel):
+    items: list[BatchPublic]
+    next_cursor: str | None
+
+
+class LinkTicket(BaseModel):
+    """A link a browser can follow without the key (a download), until ``expires_at``."""
+
+    url: str
+    expires_at: float
 
 
 class SubmitPublic(BaseModel):
@@ -216,6 +265,28 @@ class RoutinePublic(BaseModel):
 class RoutineList(BaseModel):
     items: list[RoutinePublic]
     next_cursor: str | None
+
+
+# -- albums -----------------------------------------------------------------------------------------------
+class AlbumPublishCreate(BaseModel):
+    """Publish a whole album: each song once, as its newest finished take, titled by its name."""
+
+    model_config = {"extra": "forbid"}
+
+    tags: list[str] = Field(default_factory=list, max_length=32, description="The album's name is added.")
+    style: str | None = Field(default=None, max_length=40, description="Defaults to each dance's style.")
+
+
+class SkippedSong(BaseModel):
+    job_id: str
+    track_name: str
+    reason: str
+
+
+class AlbumPublished(BaseModel):
+    batch_id: str
+    published: list[RoutinePublic]
+    skipped: list[SkippedSong] = Field(description="Songs left out, each with the reason, a sentence.")
 
 
 # -- keys ---------------------------------------------------------------------------------------------------

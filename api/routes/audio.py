@@ -1,17 +1,14 @@
 """A job's song for its owner's browser: streamed from storage with HTTP Range support.
 
 An ``<audio>`` element cannot send an ``Authorization`` header, so the page
-first asks (with its key) for a ticket: a random, short-lived token kept in
-Redis that admits GETs of this one job's song and nothing else. The API key
-itself never appears in a URL. Scripts may send the key as a header instead.
+first asks (with its key) for a ticket (:mod:`api.tickets`) that admits GETs of
+this one job's song and nothing else. The API key itself never appears in a
+URL. Scripts may send the key as a header instead.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import secrets
-import time
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -20,11 +17,11 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
-from api.deps import ContentKey, Ctx, OwnedJob, current_key
+from api.deps import ContentKey, Ctx, OwnedJob
 from api.errors import ApiError
+from api.tickets import issue_ticket, team_admitted
 from choreo.contracts.choices import AUDIO_CONTENT_TYPES
 from choreo.service.jobs import get_job
-from choreo.service.keys import get_key
 from choreo.service.records import JobRecord, song_key
 
 __all__ = ["router"]
@@ -43,15 +40,9 @@ class AudioTicket(BaseModel):
 @router.post("/{job_id}/audio-ticket", response_model=AudioTicket)
 def audio_ticket(job: OwnedJob, key: ContentKey, ctx: Ctx, request: Request) -> AudioTicket:
     """A URL that streams this job's song for ``presign_expiry_s`` seconds, for an ``<audio>`` element."""
-    token = secrets.token_urlsafe(24)
-    expiry_s = ctx.settings.presign_expiry_s
-    ctx.redis.set(
-        ctx.key("audio-ticket", token),
-        json.dumps({"job_id": job.id, "team": job.team, "key_id": key.id}),
-        ex=expiry_s,
-    )
+    token, expires_at = issue_ticket(ctx, "audio", job.id, key)
     url = request.url_for("job_audio", job_id=job.id).include_query_params(ticket=token)
-    return AudioTicket(url=str(url.path) + "?" + url.query, expires_at=time.time() + expiry_s)
+    return AudioTicket(url=str(url.path) + "?" + url.query, expires_at=expires_at)
 
 
 def _audio_job(
@@ -62,20 +53,7 @@ def _audio_job(
     ticket: Annotated[str | None, Query(max_length=64)] = None,
 ) -> JobRecord:
     """The job whose song is asked for, if the ticket or the key admits it (else 401 or 404)."""
-    if ticket is not None:
-        raw = ctx.redis.get(ctx.key("audio-ticket", ticket))
-        grant = json.loads(raw) if raw else None
-        if grant is None or grant["job_id"] != job_id:
-            raise ApiError(401, "invalid_ticket", "the audio link has expired; ask for a new one")
-        if (key := get_key(ctx, grant["key_id"])) is None or key.revoked:
-            raise ApiError(401, "invalid_key", "the API key that asked for this link was revoked")
-        team = grant["team"]
-    else:
-        key = current_key(request, credentials)
-        if "content" not in key.scopes:
-            scopes = ", ".join(key.scopes)
-            raise ApiError(403, "forbidden", f"this key has scopes {scopes}; this needs content")
-        team = key.team
+    team = team_admitted(ctx, request, credentials, kind="audio", object_id=job_id, ticket=ticket)
     job = get_job(ctx, job_id, team=team)
     if job is None:
         raise ApiError.not_found("job", job_id)

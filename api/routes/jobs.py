@@ -1,4 +1,4 @@
-"""Jobs: submit one track or an album, read, list by state, cancel, delete, download."""
+"""Jobs: submit one track or an album, render a song again, read, list by state, cancel, delete, download."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Response, status
 
 from api.deps import CeleryApp, ContentKey, Ctx, OwnedJob
 from api.links import artifact_links, batch_public
-from api.schemas import ArtifactsPublic, JobList, JobPublic, SubmitCreate, SubmitPublic
+from api.schemas import ArtifactsPublic, JobList, JobPublic, RerenderCreate, SubmitCreate, SubmitPublic
 from choreo.errors import ConflictError
 from choreo.service.jobs import delete_job, end_job, get_job, list_jobs
 from choreo.service.notify import notify_job_ended
 from choreo.service.records import JobState
-from choreo.service.routines import delete_routine, get_routine, routine_for_job
-from choreo.service.submit import submit_jobs
+from choreo.service.routines import delete_routine, get_routine, routine_for_job, routines_of_jobs
+from choreo.service.submit import rerender_job, submit_jobs
 
 __all__ = ["router"]
 
@@ -38,6 +38,7 @@ def submit(body: SubmitCreate, ctx: Ctx, celery: CeleryApp, key: ContentKey) -> 
         priority=body.priority,
         callback_url=str(body.callback_url) if body.callback_url else None,
         force=body.force,
+        name=body.name,
     )
     return SubmitPublic(
         batch=batch_public(ctx, submitted.batch),
@@ -57,15 +58,26 @@ def get_jobs(
     jobs, next_seq = list_jobs(
         ctx, key.team, state=state, limit=limit, before_seq=int(cursor) if cursor else None
     )
+    published = routines_of_jobs(ctx, [j.id for j in jobs])
     return JobList(
-        items=[JobPublic.from_record(j) for j in jobs],
+        items=[JobPublic.from_record(j, routine=published.get(j.id)) for j in jobs],
         next_cursor=str(next_seq) if next_seq is not None else None,
     )
 
 
 @router.get("/{job_id}", response_model=JobPublic)
-def get_one_job(job: OwnedJob) -> JobPublic:
-    return JobPublic.from_record(job)
+def get_one_job(job: OwnedJob, ctx: Ctx) -> JobPublic:
+    return JobPublic.from_record(job, routine=routines_of_jobs(ctx, [job.id]).get(job.id))
+
+
+@router.post("/{job_id}/rerender", status_code=status.HTTP_202_ACCEPTED, response_model=JobPublic)
+def rerender(job: OwnedJob, body: RerenderCreate, ctx: Ctx, celery: CeleryApp) -> JobPublic:
+    """Render the job's song again with other options: another take, listed under the album's song.
+
+    The same options as an existing take give that take back, marked ``deduplicated``.
+    """
+    again, deduplicated = rerender_job(ctx, celery, source=job, options=body.options, priority=body.priority)
+    return JobPublic.from_record(again, deduplicated=deduplicated)
 
 
 @router.post("/{job_id}/cancel", response_model=JobPublic)

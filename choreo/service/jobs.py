@@ -7,7 +7,9 @@ Redis keys (under the service prefix):
   their sequence number, for listing with a cursor;
 - ``dedup:<team>:<fingerprint>``: the job that renders that track with those
   options for that team;
-- ``batch:<id>``: a batch record as JSON.
+- ``rerenders:<id>``: the jobs that render the song of the album's job ``<id>`` again;
+- ``batch:<id>``: a batch record as JSON; ``batches:<team>``: a sorted set of the
+  team's batch ids scored by their creation time.
 
 Every change goes through :func:`update_job`, one writer at a time and an
 optimistic transaction, so a worker's progress and a user's cancel never
@@ -52,7 +54,9 @@ __all__ = [
     "get_job",
     "index_batch",
     "index_job",
+    "list_batches",
     "list_jobs",
+    "rerenders_of",
     "next_seq",
     "save_job",
     "update_job",
@@ -71,6 +75,8 @@ def _index_commands(ctx: ServiceContext, pipe: redis.client.Pipeline, job: JobRe
         if state != job.state:
             pipe.zrem(ctx.key("jobs", job.team, state.value), job.id)
     pipe.zadd(ctx.key("jobs", job.team, job.state.value), {job.id: job.seq})
+    if job.rerender_of:
+        pipe.sadd(ctx.key("rerenders", job.rerender_of), job.id)
     dedup = ctx.key("dedup", job.team, job.fingerprint)
     if job.state in (JobState.FAILED, JobState.CANCELLED):
         # A failed or cancelled render does not stop the same request from rendering again.
@@ -277,6 +283,8 @@ def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
     pipe.zrem(ctx.key("jobs", job.team), job.id)
     for state in JobState:
         pipe.zrem(ctx.key("jobs", job.team, state.value), job.id)
+    if job.rerender_of:
+        pipe.srem(ctx.key("rerenders", job.rerender_of), job.id)
     pipe.eval(
         "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
         1,
@@ -287,6 +295,13 @@ def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
     return removed
 
 
+def rerenders_of(ctx: ServiceContext, job_id: str) -> list[JobRecord]:
+    """The jobs that render the song of ``job_id`` again (its other takes), oldest first."""
+    ids = sorted(cast(set[str], ctx.redis.smembers(ctx.key("rerenders", job_id))))
+    raws = ctx.redis.mget([ctx.key("job", i) for i in ids]) if ids else []
+    return sorted((JobRecord.model_validate_json(r) for r in raws if r), key=lambda j: j.seq)
+
+
 def was_deleted(ctx: ServiceContext, job_id: str) -> bool:
     """Whether a client deleted the job (in the last day), as opposed to the index losing it."""
     return bool(ctx.redis.exists(ctx.key("deleted", job_id)))
@@ -294,7 +309,10 @@ def was_deleted(ctx: ServiceContext, job_id: str) -> bool:
 
 # -- batches ------------------------------------------------------------------------------------------------
 def index_batch(ctx: ServiceContext, batch: BatchRecord) -> None:
-    ctx.redis.set(ctx.key("batch", batch.id), batch.model_dump_json())
+    pipe = ctx.redis.pipeline()
+    pipe.set(ctx.key("batch", batch.id), batch.model_dump_json())
+    pipe.zadd(ctx.key("batches", batch.team), {batch.id: batch.created_at})
+    pipe.execute()
 
 
 def create_batch(ctx: ServiceContext, batch: BatchRecord) -> BatchRecord:
@@ -313,6 +331,20 @@ def get_batch(ctx: ServiceContext, batch_id: str, *, team: str | None = None) ->
     if team is not None and batch.team != team:
         return None
     return batch
+
+
+def list_batches(
+    ctx: ServiceContext, team: str, *, limit: int, before: float | None
+) -> tuple[list[BatchRecord], float | None]:
+    """A page of the team's batches, newest first, made before ``before`` (a cursor); and the next cursor."""
+    top = f"({before!r}" if before is not None else "+inf"
+    ids = cast(
+        list[str], ctx.redis.zrevrangebyscore(ctx.key("batches", team), top, "-inf", start=0, num=limit + 1)
+    )
+    raws = ctx.redis.mget([ctx.key("batch", i) for i in ids[:limit]]) if ids else []
+    batches = [BatchRecord.model_validate_json(r) for r in raws if r]
+    cursor = batches[-1].created_at if len(ids) > limit and batches else None
+    return batches, cursor
 
 
 class BatchStatus(TypedDict):

@@ -166,6 +166,9 @@ class JobRecord(BaseModel):
     priority: int = 5
     callback_url: str | None = None
     fingerprint: str
+    rerender_of: str | None = Field(
+        default=None, description="The album's job whose song this renders again (the first take)."
+    )
     state: JobState = JobState.QUEUED
     progress: float = 0.0
     error_code: str | None = None
@@ -196,6 +199,7 @@ class BatchRecord(BaseModel):
 
     id: str
     team: str
+    name: str = Field(default="", description="The album's name, as the upload gave it ('' when none).")
     job_ids: list[str]
     callback_url: str | None = None
     callback_sent: bool = False

@@ -29,6 +29,7 @@ __all__ = [
     "list_routines",
     "publish_job",
     "routine_for_job",
+    "routines_of_jobs",
 ]
 
 
@@ -51,6 +52,17 @@ def index_routine(ctx: ServiceContext, routine: RoutineRecord) -> None:
 
 def routine_for_job(ctx: ServiceContext, job_id: str) -> str | None:
     return cast(str | None, ctx.redis.get(ctx.key("routine_of", job_id)))
+
+
+def routines_of_jobs(ctx: ServiceContext, job_ids: list[str]) -> dict[str, RoutineRecord]:
+    """The routine each of ``job_ids`` is published as, by job id (unpublished jobs are left out)."""
+    if not job_ids:
+        return {}
+    routine_ids = cast(list[str | None], ctx.redis.mget([ctx.key("routine_of", j) for j in job_ids]))
+    published = [(job, rid) for job, rid in zip(job_ids, routine_ids, strict=True) if rid]
+    raws = ctx.redis.mget([ctx.key("routine", rid) for _, rid in published]) if published else []
+    pairs = zip(published, raws, strict=True)
+    return {job: RoutineRecord.model_validate_json(raw) for (job, _), raw in pairs if raw}
 
 
 def publish_job(

@@ -1,4 +1,5 @@
-"""Submitting songs to render: one job per track, one batch, deduplicated per team.
+"""Submitting songs to render: one job per track, one batch (an album), deduplicated per team;
+and rendering one of the album's songs again with other options (another take of it).
 
 Deduplication is a claim, not a check: the fingerprint key of a team's track
 and options is taken with one Redis script that also looks at the job holding
@@ -27,7 +28,7 @@ from choreo.service.records import BatchRecord, JobOptions, JobRecord, TrackReco
 from choreo.service.teams import callback_secret
 from choreo.service.tracks import SHA256_PATTERN, get_track
 
-__all__ = ["CLAIM_WAIT_S", "Submitted", "claim_render", "submit_jobs"]
+__all__ = ["CLAIM_WAIT_S", "Submitted", "claim_render", "rerender_job", "submit_jobs"]
 
 CLAIM_WAIT_S = 5.0
 """How long a claim without a job record is waited for before it is taken over."""
@@ -98,6 +99,43 @@ def _tracks(ctx: ServiceContext, team: str, shas: list[str]) -> list[TrackRecord
     return tracks
 
 
+def _claim_or_create(
+    ctx: ServiceContext,
+    *,
+    track: TrackRecord,
+    options: JobOptions,
+    library_sha256: str | None,
+    priority: int,
+    callback_url: str | None,
+    force: bool,
+    batch_id: str | None,
+    rerender_of: str | None = None,
+) -> tuple[JobRecord, bool]:
+    """The job that renders ``track`` with ``options``: an earlier one (True) or a new record (False).
+
+    A new job is recorded, not enqueued: the caller enqueues once its batch is written.
+    """
+    job_id = new_id("job")
+    fingerprint = options.fingerprint(track.sha256, library_sha256=library_sha256)
+    existing = None if force else claim_render(ctx, track.team, fingerprint, job_id)
+    if existing is not None:
+        return existing, True
+    job = JobRecord(
+        id=job_id,
+        team=track.team,
+        batch_id=batch_id,
+        track_sha256=track.sha256,
+        track_ext=track.ext,
+        track_name=track.filename,
+        options=options,
+        priority=priority,
+        callback_url=callback_url,
+        fingerprint=fingerprint,
+        rerender_of=rerender_of,
+    )
+    return create_job(ctx, job), False
+
+
 def _check_callback(ctx: ServiceContext, team: str, url: str) -> None:
     if callback_secret(ctx, team) is None:
         raise ConflictError(
@@ -134,8 +172,11 @@ def submit_jobs(
     priority: int,
     callback_url: str | None,
     force: bool,
+    name: str = "",
 ) -> Submitted:
     """Record and enqueue a job for each of the team's ``tracks`` (SHA-256s), as one batch.
+
+    ``name`` is the album's (the upload's folder, or what the team typed).
 
     A track the team already has rendering or rendered with the same options
     is not rendered again (its job comes back marked deduplicated) unless
@@ -155,31 +196,57 @@ def submit_jobs(
     if callback_url:
         _check_callback(ctx, team, callback_url)
     batch_id = new_id("bat")
-    jobs: list[tuple[JobRecord, bool]] = []
-    for track in records:
-        job_id = new_id("job")
-        fingerprint = options.fingerprint(track.sha256, library_sha256=library_sha256)
-        existing = None if force else claim_render(ctx, team, fingerprint, job_id)
-        if existing is not None:
-            jobs.append((existing, True))
-            continue
-        job = JobRecord(
-            id=job_id,
-            team=team,
-            batch_id=batch_id,
-            track_sha256=track.sha256,
-            track_ext=track.ext,
-            track_name=track.filename,
+    jobs = [
+        _claim_or_create(
+            ctx,
+            track=track,
             options=options,
+            library_sha256=library_sha256,
             priority=priority,
             callback_url=callback_url,
-            fingerprint=fingerprint,
+            force=force,
+            batch_id=batch_id,
         )
-        jobs.append((create_job(ctx, job), False))
-    batch = create_batch(
-        ctx, BatchRecord(id=batch_id, team=team, job_ids=[j.id for j, _ in jobs], callback_url=callback_url)
+        for track in records
+    ]
+    batch = BatchRecord(
+        id=batch_id, team=team, name=name.strip(), job_ids=[j.id for j, _ in jobs], callback_url=callback_url
     )
+    batch = create_batch(ctx, batch)
     for job, deduplicated in jobs:
         if not deduplicated:
             enqueue_job(ctx, celery, job)
     return Submitted(batch=batch, jobs=jobs)
+
+
+def rerender_job(
+    ctx: ServiceContext, celery: Celery, *, source: JobRecord, options: JobOptions, priority: int
+) -> tuple[JobRecord, bool]:
+    """Render the song of ``source`` again with ``options``: another take of that album song.
+
+    The new job belongs to no batch; it records the song's first take (``rerender_of``), so it is
+    listed, downloaded and published with that song's album. The same options as an existing
+    take give that take back (True), as a submission does.
+
+    Raises
+    ------
+    NotFoundError
+        When the team no longer has the song.
+    """
+    track = get_track(ctx, source.team, source.track_sha256)
+    if track is None:
+        raise NotFoundError(f"the song of job {source.id} ({source.track_name}) is no longer stored")
+    job, deduplicated = _claim_or_create(
+        ctx,
+        track=track,
+        options=options,
+        library_sha256=_library_sha256(ctx, source.team, options),
+        priority=priority,
+        callback_url=None,
+        force=False,
+        batch_id=None,
+        rerender_of=source.rerender_of or source.id,
+    )
+    if not deduplicated:
+        enqueue_job(ctx, celery, job)
+    return job, deduplicated

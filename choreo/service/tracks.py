@@ -80,10 +80,21 @@ def check_audio_head(filename: str, ext: str, head: bytes) -> None:
         raise AudioError(f"file {filename!r} is empty", code="empty_file")
     if not _looks_like(ext, head):
         raise AudioError(
-            f"file {filename!r} does not start like a .{ext} file (first bytes {head[:8]!r}); "
-            "is it really a song?",
+            f"file {filename!r} does not start like a .{ext} file ({_head_in_words(head)}), "
+            "so it is not a song",
             code="not_audio",
         )
+
+
+def _head_in_words(head: bytes) -> str:
+    """What a file's first bytes are, for a person: the text they spell, or their hex."""
+    start = head[:24]
+    if all(32 <= b < 127 or b in b"\t\r\n" for b in start):
+        words = start.decode("ascii").split()
+        if len(head) > len(start) and len(words) > 1:  # cut short: drop the broken last word
+            words = [*words[:-1], "\u2026"]
+        return f"it begins with the text \u201c{' '.join(words)}\u201d"
+    return f"its first bytes are {start[:8].hex(' ')}"
 
 
 def save_track(ctx: ServiceContext, record: TrackRecord) -> None:

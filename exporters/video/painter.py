@@ -2,12 +2,15 @@
 
 The figure is the mannequin of the GLB files (the capsules of
 :func:`exporters.mannequin.mannequin_capsules`) lit by one light, with an ambient term, a rim and a
-highlight, over the backdrop (:mod:`exporters.video.backdrop`) with a soft shadow, as the camera
-(:mod:`exporters.video.camera`) sees it. A strip along the bottom shows the excerpt's beats and
-bars with a play head, and a lamp flashes on each beat, so beat-synchrony can be judged by eye and ear.
+highlight, over the floor (:class:`exporters.video.backdrop.FloorCanvas`) with a soft shadow, as
+the frame's follow camera (:mod:`exporters.video.follow`) sees it. A strip along the bottom shows
+the excerpt's beats and bars with a play head, and a lamp flashes on each beat, so beat-synchrony
+can be judged by eye and ear.
 
-Each capsule is drawn over its own bounding box only, with a depth test, and only the boxes a frame
-changed are converted to the encoder's planes, which keeps a 720p frame at a few milliseconds.
+Each frame's floor is a crop of a canvas drawn once, copied with its encoder planes; each capsule
+is drawn over its own bounding box only, with a depth test, and only the boxes the figure, its
+shadow, the lamp and the strip cover are converted to the encoder's planes, which keeps a 720p
+frame at a few milliseconds.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from exporters.mannequin import mannequin_capsules
-from exporters.video.backdrop import backdrop
+from exporters.video.backdrop import FloorCanvas
 from exporters.video.camera import STRIP_PX, Camera
+from exporters.video.follow import CameraPath
 from exporters.video.yuv import rgb_to_yuv420
 
 __all__ = ["FramePainter"]
@@ -24,18 +28,19 @@ __all__ = ["FramePainter"]
 _BASE_255 = np.array([219, 189, 153], dtype=np.float32)  # light wood, as the GLB's mannequin
 _LIGHT = np.array([-0.45, 0.75, 0.5]) / np.linalg.norm([-0.45, 0.75, 0.5])  # camera space
 _LAMP = (20, 52, 20, 52)  # y0, y1, x0, x1 of the beat lamp
+_STRIP = (0.16, 0.18, 0.2)
 
 
 class FramePainter:
-    """Draws one frame: the background, the shadows, the capsules with a depth test, the beat strip.
+    """Draws one frame: the floor, the shadows, the capsules with a depth test, the beat strip.
 
-    The frame is uint8 RGB, written in place; each frame first restores from the background only
-    the box the previous frame drew into. :attr:`planes` are the frame's Y, U, V planes for the
-    encoder, kept up to date box by box.
+    The frame is uint8 RGB, written in place: each frame starts from its crop of the floor
+    canvas. :attr:`planes` are the frame's Y, U, V planes for the encoder, kept up to date box by
+    box.
 
     Parameters
     ----------
-    camera : the view and the picture's size
+    path : the follow camera of each frame (the view and the picture's size)
     parents : the skeleton's parent of each joint (-1 for the root), for the end capsules' direction
     beat_times, bar_times : np.ndarray [shape=(K,)], song seconds of the beats and the bars' downbeats
     span : (start, end) song seconds of the excerpt, the beat strip's extent
@@ -43,28 +48,31 @@ class FramePainter:
 
     def __init__(
         self,
-        camera: Camera,
+        path: CameraPath,
         parents: tuple[int, ...],
         beat_times: np.ndarray,
         bar_times: np.ndarray,
         span: tuple[float, float],
     ) -> None:
-        self.camera = camera
+        self.path = path
+        self.camera: Camera = path.base  # the current frame's (:meth:`paint`)
         self.parents = parents
         self.pieces = mannequin_capsules()
         self.span = span
         self.beats = np.asarray(beat_times, dtype=np.float64)
-        background = backdrop(camera)
-        self._draw_strip_marks(background, np.asarray(bar_times, dtype=np.float64))
-        self.background = (np.clip(background, 0, 1) * 255).astype(np.uint8)
-        self.frame = self.background.copy()
+        self.floor = FloorCanvas(path)
+        width = self.camera.width
+        strip = np.broadcast_to(np.array(_STRIP), (STRIP_PX, width, 3)).copy()
+        self._draw_strip_marks(strip, np.asarray(bar_times, dtype=np.float64))
+        self.strip = (np.clip(strip, 0, 1) * 255).astype(np.uint8)
+        self.frame = np.zeros((self.camera.height, width, 3), dtype=np.uint8)
+        self.frame[self.camera.picture_height :] = self.strip
         self.planes = rgb_to_yuv420(self.frame)  # what goes to the encoder: only changed boxes are converted
         self.depth = np.full(self.frame.shape[:2], -np.inf, dtype=np.float32)
         self.frame_flat = self.frame.reshape(-1, 3)  # views, for writing pixel lists by flat index
         self.depth_flat = self.depth.reshape(-1)
-        self.dirty = (0, 0, 0, 0)  # y0, y1, x0, x1 of what the last frame drew over the background
-        self.xs = np.arange(camera.width, dtype=np.float32)
-        self.ys = np.arange(camera.height, dtype=np.float32)
+        self.xs = np.arange(width, dtype=np.float32)
+        self.ys = np.arange(self.camera.height, dtype=np.float32)
         half = _LIGHT + np.array([0.0, 0.0, 1.0])
         self.light = _LIGHT.astype(np.float32)
         self.half = (half / np.linalg.norm(half)).astype(np.float32)
@@ -73,12 +81,12 @@ class FramePainter:
         start, end = self.span
         return 12 + (np.asarray(t) - start) / max(end - start, 1e-6) * (self.camera.width - 24)
 
-    def _draw_strip_marks(self, background: np.ndarray, bars: np.ndarray) -> None:
-        top = self.camera.height - STRIP_PX
+    def _draw_strip_marks(self, strip: np.ndarray, bars: np.ndarray) -> None:
+        """Mark the excerpt's beats (short) and bars (tall) on the strip's picture ``strip``."""
         start, end = self.span
         for times, colour, height in ((self.beats, (0.55, 0.58, 0.62), 10), (bars, (0.92, 0.92, 0.92), 22)):
             for x in np.asarray(self._strip_x(times[(times >= start) & (times <= end)])).astype(int):
-                background[top + STRIP_PX - 6 - height : top + STRIP_PX - 6, x : x + 2] = colour
+                strip[STRIP_PX - 6 - height : STRIP_PX - 6, x : x + 2] = colour
 
     def _box(self, u0: float, u1: float, v0: float, v1: float) -> tuple[int, int, int, int] | None:
         """The pixel box (y0, y1, x0, x1) of a span in pixels, clipped to the picture above the strip."""
@@ -150,11 +158,14 @@ class FramePainter:
         self.frame_flat[pixels] = np.minimum(colour, 255).astype(np.uint8)
         return box
 
-    def paint(self, joints: np.ndarray, t: float) -> np.ndarray:
-        """The frame of the pose ``joints`` ([24, 3] world metres) at song time ``t``, uint8 RGB."""
-        y0, y1, x0, x1 = self.dirty
-        self.frame[y0:y1, x0:x1] = self.background[y0:y1, x0:x1]
-        self.depth[y0:y1, x0:x1] = -np.inf
+    def paint(self, frame: int, joints: np.ndarray, t: float) -> np.ndarray:
+        """Frame ``frame`` of the path: the pose ``joints`` ([24, 3] world metres) at song time ``t``.
+
+        Returns the frame's uint8 RGB picture; :attr:`planes` hold it for the encoder.
+        """
+        self.camera = self.path.camera(frame)
+        self.floor.paint(frame, self.frame, self.planes)
+        self.depth.fill(-np.inf)
         boxes = []
         floor = np.array([1.0, 0.0, 1.0])
         self._shadow(joints[0] * floor, 0.42, 0.28)
@@ -179,21 +190,10 @@ class FramePainter:
                 ground[:, 1].max() + shadow_reach,
             )
         )
-        drawn = [box for box in boxes if box is not None]
-        dirty = (
-            min(b[0] for b in drawn),
-            max(b[1] for b in drawn),
-            min(b[2] for b in drawn),
-            max(b[3] for b in drawn),
-        )
         self._strip_head(t)
-        for box in (
-            _union(self.dirty, dirty),
-            _LAMP,
-            (self.camera.height - STRIP_PX, self.camera.height, 0, self.camera.width),
-        ):
+        strip = (self.camera.picture_height, self.camera.height, 0, self.camera.width)
+        for box in (_bounds(boxes), _LAMP, strip):
             self._convert(box)
-        self.dirty = dirty
         return self.frame
 
     def _convert(self, box: tuple[int, int, int, int]) -> None:
@@ -209,8 +209,8 @@ class FramePainter:
     def _strip_head(self, t: float) -> None:
         """The play head on the strip and the beat lamp, bright on a beat and fading over 0.15 s."""
         c = self.camera
-        top = c.height - STRIP_PX
-        self.frame[top:] = self.background[top:]
+        top = c.picture_height
+        self.frame[top:] = self.strip
         x = int(self._strip_x(t))
         self.frame[top + 3 : c.height - 3, max(x - 1, 0) : x + 2] = (242, 76, 76)
         since = t - self.beats[self.beats <= t + 1e-6].max(initial=-np.inf)
@@ -219,8 +219,10 @@ class FramePainter:
         self.frame[y0:y1, x0:x1] = (int(90 + 150 * glow), int(80 - 30 * glow), int(80 - 30 * glow))
 
 
-def _union(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
-    """The smallest box (y0, y1, x0, x1) holding both; an empty ``a`` gives ``b``."""
-    if a[0] >= a[1] or a[2] >= a[3]:
-        return b
-    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]))
+def _bounds(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int]:
+    """The smallest box (y0, y1, x0, x1) holding every box given; empty when none is."""
+    drawn = [box for box in boxes if box is not None]
+    if not drawn:
+        return (0, 0, 0, 0)
+    y0, y1 = min(b[0] for b in drawn), max(b[1] for b in drawn)
+    return (y0, y1, min(b[2] for b in drawn), max(b[3] for b in drawn))

@@ -19,16 +19,23 @@ export const session = {
   },
 };
 
-/** Plain words for a refusal, by HTTP status and the API's error code. */
+/** `text` as a sentence: a capital first letter and one full stop at the end (none doubled, no "?."). */
+export function sentence(text) {
+  const words = String(text ?? '').trim().replace(/[\s.;:,?!]+$/u, '');
+  if (!words) return '';
+  return `${words[0].toUpperCase()}${words.slice(1)}.`;
+}
+
+/** Plain words for a refusal, by HTTP status and the API's error code: one or two sentences. */
 export function plainWords(status, code, message) {
   if (status === 0) return 'The Choreo server does not answer. Check that it is running; the page keeps trying.';
-  if (status === 401) return `Your API key was refused (${message}). It may have been revoked: sign in with a valid key.`;
-  if (status === 403) return `This key may not do that: ${message}.`;
-  if (status === 413) return `Too large: ${message}.`;
-  if (status === 415) return `Not a song this service reads: ${message}.`;
-  if (status === 429) return `Too many requests: ${message}. Waiting before trying again.`;
-  if (status >= 500) return `The server had a problem (${code}): ${message}.`;
-  return message || `The request failed (${status}).`;
+  if (status === 401) return `Your API key was refused (${String(message).replace(/[\s.]+$/u, '')}). It may have been revoked: sign in with a valid key.`;
+  if (status === 403) return sentence(`This key may not do that: ${message}`);
+  if (status === 413) return sentence(`Too large: ${message}`);
+  if (status === 415) return sentence(`Not a song this service reads: ${message}`);
+  if (status === 429) return `${sentence(`Too many requests: ${message}`)} Waiting before trying again.`;
+  if (status >= 500) return sentence(`The server had a problem (${code}): ${message}`);
+  return sentence(message) || `The request failed (${status}).`;
 }
 
 async function errorFrom(response) {

@@ -1,13 +1,13 @@
 // Choreo Studio: sign in with an API key, then what the key's scopes allow (GET /v1/me says):
-// upload and render, the live job list, the 3D player, publishing, and the routine browser.
+// upload an album and render it, the live albums, the 3D player, publishing, and the routine browser.
 // Every failure ends up as words in the banner or next to what failed, never as a blank page.
 import { api, session } from './api.js';
-import { JobBoard } from './jobs.js';
+import { JobBoard, styleWords, tempoWords } from './jobs.js';
 import { LibraryView } from './libraries.js';
 import { Player } from './player.js';
 import { downloadList, setUpRoutines } from './routines.js';
 import { Timeline } from './timeline.js';
-import { buildOptionsForm, uploadAndRender } from './upload.js';
+import { buildOptionsForm, offeredChoices, uploadAndRender } from './upload.js';
 
 const $ = (id) => document.getElementById(id);
 const banner = $('banner');
@@ -20,6 +20,7 @@ let board = null;
 let player = null;
 let timeline = null;
 let playing = null; // the job in the player
+let findRoutines = () => {};
 
 function showBanner(message) {
   banner.textContent = message;
@@ -30,8 +31,10 @@ function clearBanner() { banner.hidden = true; }
 window.addEventListener('error', (event) => showBanner(`Something went wrong on this page: ${event.message}`));
 window.addEventListener('unhandledrejection', (event) => showBanner(`Something went wrong on this page: ${event.reason?.message ?? event.reason}`));
 
+/** The styles a person may pick: the options' choices without the deprecated ones. */
 function styleChoices() {
-  return optionFields.find((f) => f.name === 'style')?.choices ?? ['auto'];
+  const field = optionFields.find((f) => f.name === 'style');
+  return field ? offeredChoices(field) : ['auto'];
 }
 
 function onApiError(message, err) {
@@ -79,11 +82,25 @@ async function signIn(key) {
       onError: onApiError,
       onRecovered: clearBanner,
       onStatus: (text) => { $('jobs-status').textContent = text; },
+      onPublished: () => findRoutines(),
+      playingId: () => playing?.id ?? null,
       styleChoices,
     });
     board.start();
   }
-  if (me.can.browse_routines) setUpRoutines($('routine-filters'), $('routine-list'), { styleChoices, onError: onApiError })();
+  if (me.can.browse_routines) {
+    const onPlay = me.can.watch_jobs ? playRoutine : null;
+    findRoutines = setUpRoutines($('routine-filters'), $('routine-list'), { styleChoices, onError: onApiError, onPlay });
+    findRoutines();
+  }
+}
+
+async function playRoutine(routine) {
+  try {
+    await play(await api('GET', `/v1/jobs/${routine.job_id}`), `routine “${routine.title}”`);
+  } catch (err) {
+    onApiError(`The routine “${routine.title}” cannot be played: ${err.message}`, err);
+  }
 }
 
 async function loadOptions() {
@@ -111,20 +128,59 @@ function renderIn(library) {
   $('upload').scrollIntoView({ behavior: 'smooth' });
 }
 
+/** Every file in a dropped folder (a FileSystemDirectoryEntry), however deep. */
+async function filesIn(directory) {
+  const reader = directory.createReader();
+  const entries = [];
+  for (;;) {
+    const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+    if (!batch.length) break;
+    entries.push(...batch);
+  }
+  const files = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.isDirectory) files.push(...await filesIn(entry));
+    else files.push(await new Promise((resolve, reject) => entry.file(resolve, reject)));
+  }
+  return files;
+}
+
 function setUpUpload() {
   $('library-clear').onclick = () => {
     readOptions = buildOptionsForm($('options-fields'), optionFields);
     $('library-note').hidden = true;
   };
   const drop = $('drop');
-  const send = (files) => {
+  const nameInput = $('album-name');
+  /** Upload `files` as one album: named as typed, else after the folder they came from. */
+  const send = (files, folder = '') => {
     if (!files.length) return;
-    uploadAndRender([...files], { list: $('upload-list'), readOptions, audioExtensions, key: session.key, onSubmitted: () => board?.start() });
+    if (!nameInput.value.trim() && folder) nameInput.value = folder;
+    const name = nameInput.value.trim();
+    nameInput.value = '';
+    uploadAndRender([...files], { name, list: $('upload-list'), readOptions, audioExtensions, key: session.key, onSubmitted: () => board?.start() });
   };
   drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (event) => { event.preventDefault(); drop.classList.remove('over'); send(event.dataTransfer.files); });
+  drop.addEventListener('drop', async (event) => {
+    event.preventDefault();
+    drop.classList.remove('over');
+    const entries = [...event.dataTransfer.items].map((item) => item.webkitGetAsEntry?.()).filter(Boolean);
+    const folder = entries.find((entry) => entry.isDirectory);
+    if (!folder) { send(event.dataTransfer.files); return; }
+    const files = [];
+    for (const entry of entries) {
+      if (entry.isDirectory) files.push(...await filesIn(entry));
+      else files.push(await new Promise((resolve, reject) => entry.file(resolve, reject)));
+    }
+    send(files, folder.name);
+  });
   $('file-input').addEventListener('change', (event) => { send(event.target.files); event.target.value = ''; });
+  $('folder-input').addEventListener('change', (event) => {
+    const files = [...event.target.files].sort((a, b) => a.webkitRelativePath.localeCompare(b.webkitRelativePath));
+    send(files, files[0]?.webkitRelativePath.split('/')[0] ?? '');
+    event.target.value = '';
+  });
 }
 
 function clock(t) {
@@ -137,7 +193,15 @@ function setUpPlayer() {
   $('play').onclick = () => (a.paused ? a.play() : a.pause());
   a.addEventListener('play', () => { $('play').textContent = 'Pause'; });
   a.addEventListener('pause', () => { $('play').textContent = 'Play'; });
-  for (const b of document.querySelectorAll('[data-view]')) b.onclick = () => player?.setView(b.dataset.view);
+  for (const b of document.querySelectorAll('[data-view]')) {
+    b.onclick = () => {
+      player?.setView(b.dataset.view);
+      for (const other of document.querySelectorAll('[data-view]')) other.setAttribute('aria-pressed', String(other === b));
+    };
+  }
+  $('zoom-in').onclick = () => timeline?.zoom(0.5);
+  $('zoom-out').onclick = () => timeline?.zoom(2);
+  $('zoom-all').onclick = () => timeline?.showAll();
   for (const b of document.querySelectorAll('[data-rate]')) {
     b.onclick = () => {
       a.playbackRate = Number(b.dataset.rate);
@@ -147,6 +211,7 @@ function setUpPlayer() {
   $('loop-bar').onclick = () => {
     const on = !player.loop;
     player.setLoop(on ? timeline.barAt(a.currentTime) : null);
+    if (on) timeline.reveal(player.loop);
     $('loop-bar').setAttribute('aria-pressed', String(on));
   };
   // An audio link lives for a while only: when it has expired, ask for a new one and go on.
@@ -162,10 +227,12 @@ function setUpPlayer() {
   });
 }
 
-async function play(job) {
+async function play(job, what = '') {
   playing = job;
+  board?.draw(); // marks the job in the player
   $('player-section').hidden = false;
-  $('player-title').textContent = `${job.track_name} · ${job.options.style} · seed ${job.options.seed}`;
+  const facts = [job.track_name, styleWords(job), tempoWords(job), `seed ${job.options.seed}`].filter(Boolean);
+  $('player-title').textContent = `${what ? `${what}: ` : ''}${facts.join(' · ')}`;
   $('player-message').textContent = 'Loading the dance and the song…';
   if (!player) {
     try {
@@ -174,7 +241,8 @@ async function play(job) {
       $('player-message').textContent = `This browser cannot show 3D (WebGL): ${err.message}`;
       return;
     }
-    timeline = new Timeline($('timeline'), audio());
+    timeline = new Timeline($('timeline'), $('overview'), audio());
+    timeline.onChange = (text) => { $('zoom-text').textContent = text; };
     player.onFrame = (t) => {
       timeline.draw(t, player.loop);
       $('clock').textContent = `${clock(t)} / ${clock(timeline.duration)}`;
@@ -203,12 +271,16 @@ async function play(job) {
   }
 }
 
-// Handles for people debugging the page and for the browser tests: the two clocks, read-only.
+// Handles for people debugging the page and for the browser tests, read-only: the two clocks, the
+// timeline's window, the followed point and where the figure was last drawn in the picture.
 window.choreoStudio = {
   get danceTime() { return player?.danceTime ?? null; },
   get audioTime() { return audio().currentTime; },
   get playingJob() { return playing?.id ?? null; },
   get loop() { return player?.loop ?? null; },
+  get timelineWindow() { return timeline?.window ?? null; },
+  get followPoint() { return player ? player.look.toArray() : null; },
+  figureBox() { return player?.figureBox() ?? null; },
 };
 
 $('signin-form').addEventListener('submit', (event) => {

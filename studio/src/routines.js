@@ -1,17 +1,19 @@
 // The routine browser: the API's filters (tag, style, intensity, tempo, duration), the matches,
-// and each routine's downloads. Read-only fitness keys see only this.
+// each routine's downloads and, for a key that may watch jobs, a Play button that opens its dance
+// in the 3D player. Read-only fitness keys see only this.
 import { api } from './api.js';
+import { button, el } from './dom.js';
 
 export function downloadList(list, links) {
-  list.replaceChildren(...links.map((link) => {
-    const a = Object.assign(document.createElement('a'), { href: link.url, textContent: `${link.kind}: ${link.filename}`, download: link.filename });
-    const li = document.createElement('li');
-    li.append(a);
-    return li;
-  }));
+  list.replaceChildren(...links.map((link) => el('li', {},
+    el('a', { href: link.url, textContent: `${link.kind}: ${link.filename}`, download: link.filename }))));
 }
 
-export function setUpRoutines(form, results, { styleChoices, onError }) {
+/**
+ * Wire the filter form to the results; returns the function that finds (again) with the form's filters.
+ * @param {object} hooks styleChoices(), onError(message, err), onPlay(routine) or null when the key cannot play
+ */
+export function setUpRoutines(form, results, { styleChoices, onError, onPlay }) {
   const styles = form.elements.style;
   for (const choice of styleChoices()) if (choice !== 'auto') styles.add(new Option(choice, choice));
 
@@ -21,22 +23,21 @@ export function setUpRoutines(form, results, { styleChoices, onError }) {
     try {
       const answer = await api('GET', `/v1/routines?${query}`);
       if (!answer.items.length) {
-        results.replaceChildren(Object.assign(document.createElement('p'), { textContent: 'No routine matches these filters.' }));
+        results.replaceChildren(el('p', { textContent: 'No routine matches these filters.' }));
         return;
       }
       results.replaceChildren(...answer.items.map((r) => {
-        const div = Object.assign(document.createElement('div'), { className: 'routine' });
-        const head = document.createElement('strong');
-        head.textContent = r.title;
-        const facts = document.createElement('span');
-        facts.textContent = ` · ${r.style} · ${r.tempo_bpm.toFixed(0)} BPM · ${Math.round(r.duration_s)} s · ${r.intensity_level} intensity${r.tags.length ? ` · tags: ${r.tags.join(', ')}` : ''} `;
-        const files = Object.assign(document.createElement('ul'), { className: 'downloads' });
-        const more = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Downloads' });
-        more.onclick = async () => {
+        const files = el('ul', { className: 'downloads' });
+        const facts = [r.style, `${r.tempo_bpm.toFixed(0)} BPM`, `${Math.round(r.duration_s)} s`, `${r.intensity_level} intensity`];
+        if (r.tags.length) facts.push(`tags: ${r.tags.join(', ')}`);
+        const more = button('Downloads', async () => {
           try { downloadList(files, (await api('GET', `/v1/routines/${r.id}`)).downloads ?? []); } catch (err) { onError(err.message, err); }
-        };
-        div.append(head, facts, more, files);
-        return div;
+        });
+        const row = el('div', { className: 'routine' },
+          el('div', { className: 'what' }, el('strong', { textContent: r.title }), el('span', { className: 'muted', textContent: ` · ${facts.join(' · ')}` })),
+          el('div', { className: 'actions' }, onPlay ? button('Play', () => onPlay(r)) : null, more), files);
+        row.dataset.routine = r.id;
+        return row;
       }));
     } catch (err) {
       onError(err.message, err);

@@ -1,27 +1,77 @@
-// The player's timeline: the song's beats, bars and (when the job was planned) the plan's phrase
-// boundaries, the play head, and click or drag to scrub (arrow keys step a beat).
+// The player's timeline: the song's beats, bars and (when the job was planned) the plan's phrases,
+// the play head and the looped bar, over a window of the song that zooms and pans, so the bar
+// under the play head stays readable at any song length (eight bars are shown at first). Above
+// it, the whole song in a thin strip with the window marked: click or drag there to move the window.
+// Click or drag the timeline to scrub; arrow keys step a beat, + and - zoom, 0 shows the whole song;
+// the mouse wheel zooms about the pointer (with shift, or sideways, it pans).
+
+const MIN_SPAN_S = 2;
+const DEFAULT_BARS = 8;
+const COLOURS = {
+  ground: '#f6f8fa', beat: '#8c959f', bar: '#24292f', head: '#cf222e', text: '#57606a',
+  phrase: ['rgba(191,135,0,0.22)', 'rgba(191,135,0,0.10)'], phraseEdge: '#bf8700',
+  loop: 'rgba(9,105,218,0.30)', loopEdge: '#0969da',
+};
+
+function clock(t) {
+  const m = Math.floor(t / 60);
+  return `${m}:${String(Math.floor(t - 60 * m)).padStart(2, '0')}`;
+}
 
 export class Timeline {
-  constructor(canvas, audio) {
+  /**
+   * @param {HTMLCanvasElement} canvas the zoomed timeline
+   * @param {HTMLCanvasElement} overview the whole song
+   * @param {HTMLAudioElement} audio the clock, and what scrubbing moves
+   */
+  constructor(canvas, overview, audio) {
     this.canvas = canvas;
+    this.overview = overview;
     this.audio = audio;
     this.data = { duration_s: 0, beat_times: [], bar_times: [], phrases: [] };
-    const seek = (event) => {
-      const box = canvas.getBoundingClientRect();
-      const share = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
-      audio.currentTime = share * this.duration;
+    this.start = 0; // the window: [start, start + span) seconds
+    this.span = 0;
+    this.follow = true; // the window turns its page when the play head leaves it
+    this.onChange = null; // called when the window moves, with a line saying what it shows
+    const scrub = (event) => {
+      this.follow = true;
+      audio.currentTime = this.timeAt(canvas, event.clientX, this.start, this.span);
     };
     canvas.addEventListener('pointerdown', (event) => {
       canvas.setPointerCapture(event.pointerId);
-      seek(event);
-      canvas.onpointermove = seek;
+      scrub(event);
+      canvas.onpointermove = scrub;
     });
     canvas.addEventListener('pointerup', () => { canvas.onpointermove = null; });
-    canvas.addEventListener('keydown', (event) => {
-      const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
-      if (!step) return;
+    const moveTo = (event) => {
+      const t = this.timeAt(overview, event.clientX, 0, this.duration);
+      this.setWindow(t - this.span / 2, this.span);
+      this.follow = this.shows(audio.currentTime);
+    };
+    overview.addEventListener('pointerdown', (event) => {
+      overview.setPointerCapture(event.pointerId);
+      moveTo(event);
+      overview.onpointermove = moveTo;
+    });
+    overview.addEventListener('pointerup', () => { overview.onpointermove = null; });
+    canvas.addEventListener('wheel', (event) => {
       event.preventDefault();
-      audio.currentTime = Math.min(this.duration, Math.max(0, audio.currentTime + step * this.beatLength()));
+      const sideways = event.shiftKey ? event.deltaX || event.deltaY : event.deltaX;
+      if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
+        this.pan((sideways / canvas.clientWidth) * this.span);
+      } else {
+        this.zoom(Math.exp(event.deltaY * 0.002), this.timeAt(canvas, event.clientX, this.start, this.span));
+      }
+    }, { passive: false });
+    canvas.addEventListener('keydown', (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (step) {
+        event.preventDefault();
+        this.follow = true;
+        audio.currentTime = Math.min(this.duration, Math.max(0, audio.currentTime + step * this.beatLength()));
+      } else if (event.key === '+' || event.key === '=') this.zoom(0.5);
+      else if (event.key === '-') this.zoom(2);
+      else if (event.key === '0') this.showAll();
     });
   }
 
@@ -32,7 +82,59 @@ export class Timeline {
     return beats.length > 1 ? (beats[beats.length - 1] - beats[0]) / (beats.length - 1) : 0.5;
   }
 
-  setData(data) { this.data = data; }
+  barLength() {
+    const bars = this.data.bar_times;
+    return bars.length > 1 ? (bars[bars.length - 1] - bars[0]) / (bars.length - 1) : 4 * this.beatLength();
+  }
+
+  /** A new song's marks; the window goes back to the first eight bars. */
+  setData(data) {
+    this.data = data;
+    this.follow = true;
+    this.setWindow(0, DEFAULT_BARS * this.barLength());
+  }
+
+  /** Show [start, start + span) seconds, kept inside the song. */
+  setWindow(start, span) {
+    const whole = this.duration;
+    this.span = Math.min(whole || span, Math.max(Math.min(MIN_SPAN_S, whole || MIN_SPAN_S), span));
+    this.start = Math.min(Math.max(0, whole - this.span), Math.max(0, start));
+    const bars = this.span / this.barLength();
+    const what = this.span >= whole - 1e-6 ? 'the whole song' : `${bars < 10 ? bars.toFixed(1) : Math.round(bars)} bars`;
+    this.onChange?.(`Showing ${what}, ${clock(this.start)} to ${clock(this.start + this.span)}.`);
+  }
+
+  /** Zoom by `factor` (under 1: closer) about the time `about` (the play head unless given). */
+  zoom(factor, about = this.audio.currentTime) {
+    const span = this.span * factor;
+    const share = this.span ? (about - this.start) / this.span : 0.5;
+    this.setWindow(about - share * Math.max(span, MIN_SPAN_S), span);
+    this.follow = this.shows(this.audio.currentTime);
+  }
+
+  pan(seconds) {
+    this.setWindow(this.start + seconds, this.span);
+    this.follow = this.shows(this.audio.currentTime);
+  }
+
+  showAll() { this.setWindow(0, this.duration); this.follow = true; }
+
+  shows(t) { return t >= this.start && t <= this.start + this.span; }
+
+  /** Bring the span {start, end} (a looped bar) wholly into the window, in its middle when it moves. */
+  reveal({ start, end }) {
+    if (start >= this.start && end <= this.start + this.span) return;
+    const span = Math.max(this.span, 1.5 * (end - start));
+    this.setWindow((start + end) / 2 - span / 2, span);
+  }
+
+  /** The window, for the page's handles: {start, end} seconds and the timeline's width, pixels. */
+  get window() { return { start: this.start, end: this.start + this.span, width: this.canvas.clientWidth }; }
+
+  timeAt(canvas, clientX, start, span) {
+    const box = canvas.getBoundingClientRect();
+    return start + Math.min(1, Math.max(0, (clientX - box.left) / box.width)) * span;
+  }
 
   /** The bar around time t as {start, end}: from the bar marks, else four beats. */
   barAt(t) {
@@ -45,31 +147,104 @@ export class Timeline {
     return { start, end: Math.min(this.duration, start + length) };
   }
 
+  /** Keep the play head in the window while following it: turn the page when it leaves. */
+  keepInView(t) {
+    if (!this.follow || !this.span || (t >= this.start && t <= this.start + this.span * 0.94)) return;
+    this.setWindow(t - this.span * 0.06, this.span);
+  }
+
   draw(t, loop) {
-    const { canvas } = this;
+    if (!this.span && this.duration) this.setWindow(0, DEFAULT_BARS * this.barLength());
+    if (loop && this.follow) this.reveal(loop); // a looped bar stays in view, whole
+    else this.keepInView(t);
+    this.drawWindow(t, loop);
+    this.drawOverview(t, loop);
+    this.canvas.setAttribute('aria-valuenow', t.toFixed(1));
+    this.canvas.setAttribute('aria-valuetext', `${clock(t)} of ${clock(this.duration)}`);
+  }
+
+  surface(canvas) {
     const w = canvas.clientWidth || canvas.width;
     if (canvas.width !== w) canvas.width = w;
-    const h = canvas.height;
-    const g = canvas.getContext('2d');
-    const x = (s) => (this.duration ? (s / this.duration) * w : 0);
-    g.fillStyle = '#f6f8fa';
+    return { g: canvas.getContext('2d'), w, h: canvas.height };
+  }
+
+  drawWindow(t, loop) {
+    const { g, w, h } = this.surface(this.canvas);
+    const { start, span } = this;
+    const x = (s) => (span ? ((s - start) / span) * w : 0);
+    const visible = (s) => s >= start - 1e-6 && s <= start + span + 1e-6;
+    const top = 14; // the time ruler
+    g.fillStyle = COLOURS.ground;
     g.fillRect(0, 0, w, h);
+    g.font = '11px system-ui, sans-serif';
+    g.textBaseline = 'top';
     this.data.phrases.forEach((p, i) => {
-      g.fillStyle = i % 2 ? 'rgba(191,135,0,0.10)' : 'rgba(191,135,0,0.22)';
-      g.fillRect(x(p.start_s), 0, x(p.end_s) - x(p.start_s), h);
-      g.fillStyle = '#bf8700';
-      g.fillRect(x(p.start_s), 0, 2, h);
+      if (p.end_s < start || p.start_s > start + span) return;
+      const x0 = Math.max(0, x(p.start_s));
+      const x1 = Math.min(w, x(p.end_s));
+      g.fillStyle = COLOURS.phrase[i % 2];
+      g.fillRect(x0, top, x1 - x0, h - top);
+      g.fillStyle = COLOURS.phraseEdge;
+      if (visible(p.start_s)) g.fillRect(x(p.start_s), top, 2, h - top);
+      if (x1 - x0 > 60 && p.label) {
+        g.fillStyle = COLOURS.text;
+        g.fillText(p.label.slice(0, Math.floor((x1 - x0 - 8) / 6)), x0 + 4, h - 13);
+      }
     });
     if (loop) {
-      g.fillStyle = 'rgba(9,105,218,0.18)';
-      g.fillRect(x(loop.start), 0, x(loop.end) - x(loop.start), h);
+      const x0 = x(loop.start);
+      const x1 = x(loop.end);
+      g.fillStyle = COLOURS.loop;
+      g.fillRect(x0, 0, x1 - x0, h);
+      g.fillStyle = COLOURS.loopEdge;
+      g.fillRect(x0 - 1, 0, 2, h);
+      g.fillRect(x1 - 1, 0, 2, h);
+      if (x1 - x0 > 60) g.fillText('loop', x0 + 26, top + 4);
     }
-    g.fillStyle = '#8c959f';
-    for (const b of this.data.beat_times) g.fillRect(x(b), h * 0.55, 1, h * 0.45);
-    g.fillStyle = '#24292f';
-    for (const b of this.data.bar_times) g.fillRect(x(b), h * 0.2, 1.5, h * 0.8);
-    g.fillStyle = '#cf222e';
-    g.fillRect(x(t) - 1, 0, 3, h);
-    canvas.setAttribute('aria-valuenow', t.toFixed(1));
+    const beatPx = (this.beatLength() / span) * w;
+    if (beatPx >= 4) {
+      g.fillStyle = COLOURS.beat;
+      for (const b of this.data.beat_times) if (visible(b)) g.fillRect(x(b), h * 0.6, 1, h * 0.4);
+    }
+    const barPx = (this.barLength() / span) * w;
+    g.fillStyle = COLOURS.bar;
+    this.data.bar_times.forEach((b, i) => {
+      if (!visible(b) || (barPx < 3 && i % Math.ceil(3 / barPx))) return;
+      g.fillRect(x(b), top + 4, 1.5, h - top - 4);
+      if (barPx >= 28) g.fillText(String(i + 1), x(b) + 3, top + 4);
+    });
+    // The ruler: a time label every 1, 2, 5, 10, 15, 30 or 60 s, as many as fit.
+    const every = [1, 2, 5, 10, 15, 30, 60, 120].find((s) => (s / span) * w >= 60) ?? 300;
+    g.fillStyle = COLOURS.text;
+    for (let s = Math.ceil(start / every) * every; s <= start + span; s += every) {
+      g.fillRect(x(s), 0, 1, 4);
+      g.fillText(clock(s), x(s) + 2, 2);
+    }
+    if (visible(t)) {
+      g.fillStyle = COLOURS.head;
+      g.fillRect(x(t) - 1, 0, 3, h);
+    }
+  }
+
+  drawOverview(t, loop) {
+    const { g, w, h } = this.surface(this.overview);
+    const whole = this.duration;
+    const x = (s) => (whole ? (s / whole) * w : 0);
+    g.fillStyle = '#eaeef2';
+    g.fillRect(0, 0, w, h);
+    this.data.phrases.forEach((p, i) => {
+      g.fillStyle = COLOURS.phrase[i % 2];
+      g.fillRect(x(p.start_s), 0, x(p.end_s) - x(p.start_s), h);
+    });
+    if (loop) {
+      g.fillStyle = COLOURS.loopEdge;
+      g.fillRect(x(loop.start) - 1, 0, Math.max(3, x(loop.end) - x(loop.start)), h);
+    }
+    g.strokeStyle = COLOURS.bar;
+    g.lineWidth = 1.5;
+    g.strokeRect(x(this.start) + 0.75, 0.75, Math.max(4, x(this.start + this.span) - x(this.start)) - 1.5, h - 1.5);
+    g.fillStyle = COLOURS.head;
+    g.fillRect(x(t) - 1, 0, 2, h);
   }
 }

@@ -1,13 +1,20 @@
 // Upload and render: the options form (built from GET /v1/options, so a new job option appears
-// without a change here), songs by drag and drop or the file picker, per-file progress, and one
-// batch (album) of jobs for the songs of one drop.
-import { api, ApiError, plainWords, sendWithProgress, xhrError } from './api.js';
+// without a change here), songs or a whole folder by drag and drop or the pickers, per-file
+// progress, and one named album (a batch) of jobs for the songs of one drop.
+import { api, ApiError, plainWords, sendWithProgress, sentence, xhrError } from './api.js';
+import { el } from './dom.js';
+
+/** The choices of an option field that are still offered: a deprecated style (it has a note) is not. */
+export function offeredChoices(field) {
+  return (field.choices ?? []).filter((choice) => !field.notes?.[choice]);
+}
 
 /** Fill `container` with one input per job option; returns a function reading the chosen options. */
 export function buildOptionsForm(container, fields) {
   container.replaceChildren();
   const readers = [];
-  for (const field of fields) {
+  for (const raw of fields) {
+    const field = { ...raw, choices: raw.choices ? offeredChoices(raw) : raw.choices };
     const label = document.createElement('label');
     label.title = field.description;
     label.append(`${field.name.replaceAll('_', ' ')} `);
@@ -80,53 +87,68 @@ async function uploadOne(file, key, onProgress) {
   return JSON.parse(answer.text);
 }
 
-function row(list, file) {
-  const li = document.createElement('li');
-  const name = document.createElement('span');
-  name.textContent = `${file.name} (${(file.size / 1e6).toFixed(1)} MB)`;
-  const bar = Object.assign(document.createElement('progress'), { max: 1, value: 0 });
-  const msg = document.createElement('span');
-  msg.className = 'msg';
-  msg.textContent = 'waiting';
-  li.append(name, bar, msg);
-  list.prepend(li);
-  return { li, bar, msg };
+/** One file's row in the upload list: its name, a progress bar while it uploads, what happened. */
+class FileRow {
+  constructor(list, file) {
+    this.state = el('span', { className: 'file-state', textContent: 'Waiting' });
+    this.bar = el('progress', { max: 1, value: 0 });
+    this.msg = el('span', { className: 'msg', textContent: 'Waiting for the songs before it.' });
+    this.li = el('li', { className: 'waiting' },
+      el('span', { className: 'file-name', textContent: `${file.name} (${(file.size / 1e6).toFixed(1)} MB)` }),
+      this.state, this.bar, this.msg);
+    list.prepend(this.li);
+  }
+
+  show(state, label, message) {
+    this.li.className = state;
+    this.state.textContent = label;
+    this.msg.textContent = sentence(message);
+  }
+
+  /** Refused: no progress bar (nothing was kept), the reason in words. */
+  refuse(reason) {
+    this.bar.remove();
+    this.show('refused', 'Refused', reason);
+  }
 }
 
 /**
- * Upload the dropped songs one after another, then render all that arrived as one batch.
- * Rejected files say why in their row; the others go on. `audioExtensions` are the song formats the
- * service accepts (GET /v1/options).
+ * Upload the dropped songs one after another, then render all that arrived as one album named
+ * `name`. Refused files say why in their row; the others go on. `audioExtensions` are the song
+ * formats the service accepts (GET /v1/options).
  */
-export async function uploadAndRender(files, { list, readOptions, audioExtensions, key, onSubmitted }) {
+export async function uploadAndRender(files, { name, list, readOptions, audioExtensions, key, onSubmitted }) {
   const tracks = [];
   for (const file of files) {
-    const view = row(list, file);
+    const view = new FileRow(list, file);
     const ext = file.name.includes('.') ? file.name.split('.').pop().toLowerCase() : '';
     if (!audioExtensions.includes(ext)) {
-      view.msg.textContent = `Rejected: .${ext || '(none)'} is not a song format this service reads (${audioExtensions.join(', ')}).`;
-      view.li.classList.add('error');
+      view.refuse(`${ext ? `.${ext}` : 'A name without an extension'} is not a song format this service reads (it reads ${audioExtensions.join(', ')})`);
       continue;
     }
     try {
-      view.msg.textContent = 'uploading';
+      view.show('uploading', 'Uploading', 'Sending the song to storage');
       const track = await uploadOne(file, key, (share) => { view.bar.value = share; });
       view.bar.value = 1;
-      view.msg.textContent = 'uploaded';
+      view.show('uploaded', 'Uploaded', 'Uploaded; the album is rendered once every song is in');
       tracks.push({ track, view });
     } catch (err) {
-      view.msg.textContent = `Rejected: ${err instanceof ApiError ? err.message : plainWords(0)}`;
-      view.li.classList.add('error');
+      view.refuse(err instanceof ApiError ? err.message : plainWords(0));
     }
   }
   if (!tracks.length) return null;
   try {
-    const submitted = await api('POST', '/v1/jobs', { json: { tracks: tracks.map((t) => t.track.sha256), options: readOptions() } });
-    for (const { view } of tracks) view.msg.textContent = `uploaded; rendering in batch ${submitted.batch.id}`;
+    const body = { tracks: tracks.map((t) => t.track.sha256), options: readOptions(), name };
+    const submitted = await api('POST', '/v1/jobs', { json: body });
+    const album = submitted.batch.name ? `the album “${submitted.batch.name}”` : 'an album without a name';
+    for (const { view } of tracks) {
+      view.li.dataset.batch = submitted.batch.id;
+      view.show('rendering', 'Rendering', `Uploaded; rendering in ${album}, listed below`);
+    }
     onSubmitted?.(submitted);
     return submitted;
   } catch (err) {
-    for (const { view } of tracks) view.msg.textContent = `uploaded, but the render was refused: ${err.message}`;
+    for (const { view } of tracks) view.show('refused', 'Not rendered', `Uploaded, but the render was refused: ${err.message}`);
     return null;
   }
 }
