@@ -46,6 +46,8 @@ def test_render_demo_song(tmp_path: Path, capsys: pytest.CaptureFixture[str], fp
     assert summary["model_version"]
     assert summary["model_trained"] is True, "the shipped model is the trained one"
     assert any("mocap.cs.cmu.edu" in credit for credit in summary["data_credits"])
+    assert summary["pulse_ratio"] in (0.5, 1.0, 2.0)  # the dancer's pulse, beside the song's tempo
+    assert summary["pulse_bpm"] == pytest.approx(summary["tempo_bpm"] * summary["pulse_ratio"], abs=1e-3)
     panels = sheet_panels(tmp_path / f"{stem}.png")
     assert len(panels) == 16  # the sheet's most poses, spread over the song's many beats
     assert all(figure_above(tmp_path / f"{stem}.png", c) for c in panels)
