@@ -17,7 +17,7 @@ from choreo.service.forwarded import Network, parse_networks
 
 __all__ = ["KNOWN_DEFAULT_SECRETS", "PLACEHOLDER_SECRET", "ServiceSettings", "get_service_settings"]
 
-PLACEHOLDER_SECRET = "change-me"
+PLACEHOLDER_SECRET = "change-me"  # noqa: S105  the placeholder itself, refused outside development
 """The default of every secret; accepted in development only."""
 
 KNOWN_DEFAULT_SECRETS = frozenset({PLACEHOLDER_SECRET, "choreo-dev", "choreo-dev-secret", "minioadmin"})

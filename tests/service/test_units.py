@@ -240,7 +240,7 @@ def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
         'at "http://127.0.0.1:9000/choreo/jobs/job_1"; Error 111 connecting to redis:6379'
     )
     shown = public_message(logged)
-    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):
+    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):  # noqa: S108  a path to redact
         assert secret not in shown, (secret, shown)
     assert "broken.ogg" in shown and "prepared.npz" in shown
     assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
