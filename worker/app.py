@@ -2,7 +2,7 @@
 
 Run a CPU worker (decode, features, post-processing, export, upload)::
 
-    celery -A worker.app worker -Q cpu --prefetch-multiplier 1 -c 2
+    celery -A worker.app worker -Q cpu -P threads -c 2 --prefetch-multiplier 1
 
 and one GPU worker per GPU, many generation tasks in one process, whose
 sequence batcher (:func:`engines.batcher.process_batcher`) packs their songs
@@ -12,7 +12,14 @@ into each engine call::
 
 The engine and its batcher are made when the worker starts (``worker_init`` for the threads
 and solo pools, ``worker_process_init`` in each forked child of a prefork
-pool), never before a fork, and never by a worker that does not serve ``gpu``.
+pool), never before a fork, and never by a worker that does not serve ``gpu``;
+a worker that serves ``cpu`` starts the forkserver its decodes run in
+(:mod:`worker.isolated`) at the same moment.
+
+CPU workers run the threads pool, one pool for every worker we ship: a decode
+runs in a child that its deadline kills (:mod:`worker.isolated`), which a
+prefork pool's children (daemonic, and billiard's) may not start, so a CPU
+worker started with a forking pool refuses to start, saying so.
 
 Every worker's main process also runs the reaper (:mod:`choreo.service.reaper`)
 in a thread from ``worker_ready`` to ``worker_shutdown``, so while any worker
@@ -27,8 +34,9 @@ from typing import Any
 from celery import signals
 from celery.utils.log import get_logger
 
-from choreo.service.queue import GPU_QUEUE, make_celery
+from choreo.service.queue import CPU_QUEUE, GPU_QUEUE, make_celery
 from choreo.service.settings import get_service_settings
+from worker.isolated import start_forkserver
 
 __all__ = ["app"]
 
@@ -38,6 +46,7 @@ app = make_celery(get_service_settings(), name="choreo-worker")
 app.conf.include = ["worker.tasks", "worker.library_tasks"]
 
 _serves_gpu = False
+_serves_cpu = False
 _reaper_stop = threading.Event()
 
 
@@ -55,14 +64,22 @@ def _forks(pool: object) -> bool:
 
 @signals.worker_init.connect
 def _on_worker_init(sender: Any, **_: Any) -> None:
-    global _serves_gpu
-    _serves_gpu = GPU_QUEUE in set(sender.app.amqp.queues.keys())
-    if _serves_gpu and not _forks(sender.pool_cls):
-        _load_batcher()
+    global _serves_gpu, _serves_cpu
+    queues = set(sender.app.amqp.queues.keys())
+    _serves_gpu, _serves_cpu = GPU_QUEUE in queues, CPU_QUEUE in queues
+    if _serves_cpu and _forks(sender.pool_cls):
+        raise SystemExit(
+            "a CPU worker runs the threads pool (-P threads): its decodes run in children that their "
+            "deadline kills, which a prefork pool's children may not start"
+        )
+    if not _forks(sender.pool_cls):
+        _on_worker_process_init()
 
 
 @signals.worker_process_init.connect
 def _on_worker_process_init(**_: Any) -> None:
+    if _serves_cpu:
+        start_forkserver()
     if _serves_gpu:
         _load_batcher()
 
