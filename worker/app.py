@@ -23,7 +23,10 @@ worker started with a forking pool refuses to start, saying so.
 
 Every worker's main process also runs the reaper (:mod:`choreo.service.reaper`)
 in a thread from ``worker_ready`` to ``worker_shutdown``, so while any worker
-runs, a stage that lost its lease is sent again within a sweep.
+runs, a stage that lost its lease is sent again within a sweep, and its own
+heartbeat (:mod:`choreo.service.liveness`): the messages it has received and not
+acknowledged, recorded as each arrives (``task_received``) and at every beat, go
+back to their queue within seconds once it stops beating.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ app.conf.include = ["worker.tasks", "worker.library_tasks"]
 _serves_gpu = False
 _serves_cpu = False
 _reaper_stop = threading.Event()
+_heartbeat_stop = threading.Event()
 
 
 def _load_batcher() -> None:
@@ -98,6 +102,49 @@ def _start_reaper(**_: Any) -> None:
 @signals.worker_shutdown.connect
 def _stop_reaper(**_: Any) -> None:
     _reaper_stop.set()
+
+
+def _held_tags(consumer: Any) -> list[str]:
+    """Delivery tags the consumer's channel has delivered and not acknowledged (kombu's QoS)."""
+    qos = consumer.task_consumer.channel.qos
+    return [tag for tag in list(qos._delivered) if tag not in qos._dirty]
+
+
+@signals.worker_ready.connect
+def _start_heartbeat(sender: Any, **_: Any) -> None:
+    from choreo.service.context import get_context
+    from choreo.service.liveness import run_heartbeat
+
+    _heartbeat_stop.clear()
+    threading.Thread(
+        target=run_heartbeat,
+        args=(get_context(), lambda: _held_tags(sender), _heartbeat_stop),
+        name="heartbeat",
+        daemon=True,
+    ).start()
+
+
+@signals.task_received.connect
+def _note_received(request: Any, **_: Any) -> None:
+    from choreo.service.context import get_context
+    from choreo.service.liveness import note_received
+
+    try:
+        note_received(get_context(), request.message.delivery_tag)
+    except Exception as exc:  # noqa: BLE001 - the next beat records it
+        log.warning("could not record a received message: %s", exc)
+
+
+@signals.worker_shutdown.connect
+def _stop_heartbeat(**_: Any) -> None:
+    from choreo.service.context import get_context
+    from choreo.service.liveness import retire
+
+    _heartbeat_stop.set()
+    try:
+        retire(get_context())
+    except Exception as exc:  # noqa: BLE001 - its entries lapse into "dead", and hold nothing
+        log.warning("could not retire this worker's heartbeat: %s", exc)
 
 
 @signals.worker_ready.connect
