@@ -64,10 +64,14 @@ JSON
 chmod 600 "$RUN/s3.json"
 
 # -- Redis: use the running one, else start one that keeps an append-only file ------------------------------
-if ! port_open "$REDIS_PORT"; then
+if port_open "$REDIS_PORT"; then
+  REDIS_NOTE="the one already answering on 127.0.0.1:$REDIS_PORT, used as it is (its own persistence settings)"
+else
+  REDIS_NOTE="its own, append-only (fsync every second), data in $RUN/redis"
   command -v redis-server >/dev/null || { echo "dev_up: no Redis on $REDIS_PORT and no redis-server" >&2; exit 1; }
   mkdir -p "$RUN/redis"
-  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --appendonly yes --dir "$RUN/redis"
+  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --appendonly yes --appendfsync everysec \
+    --dir "$RUN/redis"
   wait_for Redis 20 port_open "$REDIS_PORT"
 fi
 
@@ -111,6 +115,7 @@ Choreo is up.
   API:      http://$API_HOST:$API_PORT   (docs at http://$API_HOST:$API_PORT/docs)
   Studio:   http://$API_HOST:$API_PORT/studio/   (sign in with the key below)
   S3:       http://127.0.0.1:$S3_PORT  (SeaweedFS; keys in $RUN/secrets.env)
+  Redis:    $REDIS_NOTE
   logs:     $RUN/logs/
   callbacks are signed with the secret in $RUN/dev-callback-secret (loopback receivers allowed)
   API key:  $key

@@ -90,8 +90,9 @@ class ServiceSettings(BaseSettings):
     stage_timeout_s: int = Field(
         default=75,
         gt=0,
-        description="Longest one stage (prepare, generate, finish) may run; prefork pools kill it, and "
-        "in every pool its lease is no longer renewed after it, so the reaper gives it out again.",
+        description="Longest one stage (prepare, generate, finish) may run: a decode past it is killed and "
+        "its job fails with timeout (worker.isolated); any stage's lease is no longer renewed after it, so "
+        "the reaper gives it out again.",
     )
     lease_ttl_s: float = Field(
         default=10.0,
