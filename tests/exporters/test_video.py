@@ -248,7 +248,7 @@ def test_each_frames_floor_is_the_canvas_crop_of_what_its_camera_sees() -> None:
     h = base.picture_height
     for frame in (0, 17, 30, 47):
         camera = path.camera(frame)
-        canvas.paint(frame, rgb, planes)
+        canvas.paint(frame, rgb, planes)  # the whole picture, RGB and planes
         seen = backdrop(
             camera, floor_centre=path.floor_centre, path_radius_m=path.path_radius_m, sky_rows=(0, 719)
         )
