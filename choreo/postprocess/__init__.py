@@ -2,7 +2,7 @@
 
 One module per step: :mod:`.filtering` (zero-phase low-pass), :mod:`.joint_limits`
 (anatomical limits), :mod:`.leg_ik` (planted feet held by bending the legs),
-:mod:`.contacts` (foot contact), :mod:`.ground` (feet on the floor),
+:mod:`.contacts` (heels, toes and hands on the floor, with hysteresis), :mod:`.ground` (feet on the floor),
 :mod:`.foot_pinning` (less skating), :mod:`.in_place` (no root travel) and
 :mod:`.chain` (the composed :func:`postprocess`).
 """
