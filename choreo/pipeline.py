@@ -223,6 +223,8 @@ def generate_motion(
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     """Turn a raw dance to face +Z, bring it to the requested frame rate, and post-process it.
 
+    The feet are locked by the performed dance's contacts (:func:`finished_contacts`),
+    the same track the summary reports.
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
@@ -232,7 +234,7 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
-    motion = postprocess(motion)
+    motion = postprocess(motion, contacts=finished_contacts(generated, motion))
     return in_place(motion) if options.in_place else motion
 
 
