@@ -3,14 +3,16 @@
 A point touches down when its sole (the joint's height minus its clearance
 above a flat foot, :func:`~choreo.motion.contacts.sole_clearance_m`; a hand
 joint's own height) is low and slow, and stays down until it rises or moves
-clearly faster: the release thresholds are about twice the touch-down ones, so
-a foot that trembles on a threshold does not flicker on and off. Heights and
+clearly faster: the release thresholds are higher than the touch-down ones,
+so a foot that trembles on a threshold does not flicker on and off. Heights and
 speeds scale with the leg length of the motion's skeleton (a smaller body
 steps less high and less fast), speeds are central differences in m/s and the
 shortest contact is a time, so the rule reads a retimed (warped) step and
-every frame rate alike. Heights are measured from the motion's own floor
-(the median height of the lowest slow point), so a raw dance that floats or sinks as a
-whole is read as standing on it.
+every frame rate alike. Heights are measured from the motion's own floor (the
+median height of the lowest slow point), so a raw dance that floats or sinks
+as a whole is read as standing on it. The speeds are generous (a foot touches
+down below 1 m/s): the blend's stances slide, and a stance that slides is to
+be held, not left to skate.
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ class ContactRule:
     release_m_s: float
 
 
-FOOT_RULE = ContactRule(touch_m=0.03, release_m=0.06, touch_m_s=0.35, release_m_s=0.8)
-HAND_RULE = ContactRule(touch_m=0.04, release_m=0.07, touch_m_s=0.4, release_m_s=0.9)
+FOOT_RULE = ContactRule(touch_m=0.06, release_m=0.09, touch_m_s=1.0, release_m_s=2.0)
+HAND_RULE = ContactRule(touch_m=0.04, release_m=0.07, touch_m_s=0.5, release_m_s=1.0)
 
 
 def body_scale(skeleton: Skeleton) -> float:

@@ -37,7 +37,7 @@ __all__ = [
     "lock_feet",
 ]
 
-EASE_S = 0.1
+EASE_S = 0.2
 """How long a lock takes to settle onto the floor after touch-down, and to let go after lift-off."""
 
 MAX_PELVIS_DROP_M = 0.08
@@ -157,9 +157,7 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     swinging = _smoothstep(swinging) * (weights < 1.0)
     floor = np.maximum(-lowest, 0.0)
     lift = np.maximum(swinging * SWING_CLEARANCE_M * scale - lowest, floor)
-    if n > 12:
-        lift = np.maximum(lowpass_signal(lift, DEFAULT_ROOT_CUTOFF_HZ, motion.fps), lift)
-    lift = np.where(weights >= 1.0, floor, np.maximum(lift, 0.0))
+    lift = np.where(weights >= 1.0, floor, np.maximum(_smooth_above(lift, motion.fps), 0.0))
     targets = ankles.copy()
     targets[..., UP_AXIS] += lift
     return place_ankles(motion, targets, (lift > 1e-6).astype(np.float64))
@@ -210,12 +208,19 @@ def _pelvis_drop(
         room = np.sqrt(np.maximum(reach**2 - across**2, 0.0))
         need = np.maximum(need, below - room)
     need = np.clip(need, 0.0, MAX_PELVIS_DROP_M * scale)
-    if motion.n_frames > 12:
-        # Smooth yet never short of what is needed: widen the need by the filter's reach, then low-pass.
-        width = max(1, int(round(motion.fps / DEFAULT_ROOT_CUTOFF_HZ / 2)))
-        padded = np.pad(need, width, mode="edge")
-        widened = np.max(np.lib.stride_tricks.sliding_window_view(padded, 2 * width + 1), axis=1)
-        need = np.clip(
-            lowpass_signal(widened, DEFAULT_ROOT_CUTOFF_HZ, motion.fps), 0.0, MAX_PELVIS_DROP_M * scale
-        )
-    return need
+    return np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+
+
+def _smooth_above(need: np.ndarray, fps: float) -> np.ndarray:
+    """A smooth curve (per column, along frames) that is never below ``need``.
+
+    The need is widened by a running maximum over half a period of the root's
+    cut-off, low-passed like the root, and raised back to the need where the
+    low-pass still dips under it (seldom, and by little, after the widening).
+    """
+    if need.shape[0] <= 12:
+        return need
+    width = max(1, int(round(fps / DEFAULT_ROOT_CUTOFF_HZ / 2)))
+    padded = np.pad(need, [(width, width)] + [(0, 0)] * (need.ndim - 1), mode="edge")
+    widened = np.max(np.lib.stride_tricks.sliding_window_view(padded, 2 * width + 1, axis=0), axis=-1)
+    return np.maximum(lowpass_signal(widened, DEFAULT_ROOT_CUTOFF_HZ, fps), need)
