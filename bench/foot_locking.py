@@ -20,7 +20,7 @@ ratio, pose spread, reach and beat alignment; runs of more than two frames
 with a knee straighter than 175 degrees, per minute; the root's mean
 horizontal distance from the unlocked dance's; the CPU seconds of the locks
 (contact detection on the performed dance and :func:`lock_feet`) per
-minute of song. The held-out mocap (``reference.npz``) and the training
+minute of song (with the joint-limit clamp the chain runs after them). The held-out mocap (``reference.npz``) and the training
 sources (``train.npz``), floors calibrated by :func:`align_floor` as
 ``choreo eval`` does, are scored with the same code.
 """
@@ -53,7 +53,7 @@ from choreo.motion import SMPL, Motion, joint_positions  # noqa: E402
 from choreo.motion.contacts import UP_AXIS, foot_point_indices, sole_clearance_m  # noqa: E402
 from choreo.motion.resample import resample  # noqa: E402
 from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song  # noqa: E402
-from choreo.postprocess import postprocess  # noqa: E402
+from choreo.postprocess import clamp_joint_limits, postprocess  # noqa: E402
 from choreo.postprocess.contacts import detect_contacts  # noqa: E402
 from choreo.postprocess.facing import face_front  # noqa: E402
 from choreo.postprocess.foot_locking import lock_feet  # noqa: E402
@@ -187,7 +187,7 @@ def main() -> int:
                     unlocked = postprocess(motion, lock=False)
                     contacts = raw_contacts.resampled(unlocked.fps, unlocked.n_frames)
                     started = time.process_time()
-                    locked = lock_feet(unlocked, contacts)
+                    locked = clamp_joint_limits(lock_feet(unlocked, contacts))  # as postprocess does
                     lock_s = time.process_time() - started
                     junctions = np.asarray(choreography.plan.junctions_s)
                     beats = generated.song.beat_times
