@@ -19,10 +19,11 @@ contact (the finished contact track) above the floor (p99); the junction jerk
 ratio, pose spread, reach and beat alignment; runs of more than two frames
 with a knee straighter than 175 degrees, per minute; the root's mean
 horizontal distance from the unlocked dance's; the CPU seconds of the locks
-(contact detection on the performed dance and :func:`lock_feet`) per
-minute of song (with the joint-limit clamp the chain runs after them). The held-out mocap (``reference.npz``) and the training
-sources (``train.npz``), floors calibrated by :func:`align_floor` as
-``choreo eval`` does, are scored with the same code.
+(contact detection on the performed dance, :func:`lock_feet` and the
+joint-limit clamp the chain runs after it) per minute of song. The held-out
+mocap (``reference.npz``) and the training sources (``train.npz``), floors
+calibrated by :func:`align_floor` as ``choreo eval`` does, are scored with
+the same code.
 """
 
 from __future__ import annotations
