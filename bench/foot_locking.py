@@ -19,8 +19,8 @@ contact (the finished contact track) above the floor (p99); the junction jerk
 ratio, pose spread, reach and beat alignment; runs of more than two frames
 with a knee straighter than 175 degrees, per minute; the root's mean
 horizontal distance from the unlocked dance's; the CPU seconds of the locks
-(contact detection on the performed dance, :func:`lock_feet` and the
-joint-limit clamp the chain runs after it) per minute of song. The held-out
+(contact detection on the performed dance and :func:`lock_feet`) per minute
+of song. The held-out
 mocap (``reference.npz``) and the training sources (``train.npz``), floors
 calibrated by :func:`align_floor` as ``choreo eval`` does, are scored with
 the same code.
@@ -54,7 +54,7 @@ from choreo.motion import SMPL, Motion, joint_positions  # noqa: E402
 from choreo.motion.contacts import UP_AXIS, foot_point_indices, sole_clearance_m  # noqa: E402
 from choreo.motion.resample import resample  # noqa: E402
 from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song  # noqa: E402
-from choreo.postprocess import clamp_joint_limits, postprocess  # noqa: E402
+from choreo.postprocess import postprocess  # noqa: E402
 from choreo.postprocess.contacts import detect_contacts  # noqa: E402
 from choreo.postprocess.facing import face_front  # noqa: E402
 from choreo.postprocess.foot_locking import lock_feet  # noqa: E402
@@ -188,7 +188,7 @@ def main() -> int:
                     unlocked = postprocess(motion, lock=False)
                     contacts = raw_contacts.resampled(unlocked.fps, unlocked.n_frames)
                     started = time.process_time()
-                    locked = clamp_joint_limits(lock_feet(unlocked, contacts))  # as postprocess does
+                    locked = lock_feet(unlocked, contacts)
                     lock_s = time.process_time() - started
                     junctions = np.asarray(choreography.plan.junctions_s)
                     beats = generated.song.beat_times

@@ -67,9 +67,9 @@ def postprocess(
     if ground:
         out = ground_feet(out)
     if lock:
-        out = lock_feet(out, detect_contacts(out) if contacts is None else contacts)
-        if clamp_limits:  # the locks bend hips, knees and ankles: back into range
-            out = clamp_joint_limits(out, limits=joint_limits)
+        out = lock_feet(
+            out, detect_contacts(out) if contacts is None else contacts, joint_limits=joint_limits
+        )
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

@@ -17,6 +17,8 @@ clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from choreo.contracts.contacts import ContactTrack
@@ -27,6 +29,7 @@ from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
+from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
 
 __all__ = [
     "EASE_S",
@@ -53,15 +56,21 @@ SWING_CLEARANCE_M = 0.04
 """How high a swinging foot's lowest sole is lifted, at least (for the SMPL body)."""
 
 _TOE_NAMES = ("left_foot", "right_foot")
+_FLOOR_ROUNDS = 2
 
 
-def lock_feet(motion: Motion, contacts: ContactTrack) -> Motion:
+def lock_feet(
+    motion: Motion, contacts: ContactTrack, *, joint_limits: Mapping[str, JointLimit] | None = None
+) -> Motion:
     """Hold every foot in contact at its touch-down point, bending the legs, lowering the pelvis if need be.
 
     Parameters
     ----------
     motion : the grounded motion (floor at y = 0); left untouched
     contacts : its contacts, at its fps and frame count
+    joint_limits : joint name to limit (default: the SMPL table); the solved legs are
+        clamped into them before the floor pass, so a foot the ankle cannot turn
+        flat lifts its heel rather than pushing its toe through the floor
 
     Returns
     -------
@@ -131,7 +140,9 @@ def lock_feet(motion: Motion, contacts: ContactTrack) -> Motion:
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     locked = place_ankles(lowered, targets, weights, orientations)
-    return _clear_swings(locked, weights)
+    for _ in range(_FLOOR_ROUNDS):
+        locked = _clear_swings(clamp_joint_limits(locked, limits=joint_limits), weights)
+    return locked
 
 
 def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
