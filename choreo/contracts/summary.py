@@ -18,11 +18,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
+from choreo.contracts.contacts import ContactTrack
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
 
-__all__ = ["DanceBrief", "DanceSummary", "PlanField"]
+__all__ = ["ContactSummary", "DanceBrief", "DanceSummary", "PlanField"]
 
 
 def _plan(value: Any) -> Plan:
@@ -53,6 +54,21 @@ class DanceBrief(BaseModel):
     model_trained: bool
 
 
+class ContactSummary(BaseModel):
+    """The finished dance's contact track: per point (``left_heel`` ... ``right_hand``), its
+    contacts as ``[touch-down, lift-off]`` seconds, and its share of frames in contact."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    intervals_s: dict[str, list[tuple[float, float]]]
+    share: dict[str, float]
+
+    @classmethod
+    def of(cls, track: ContactTrack) -> ContactSummary:
+        """The summary of ``track`` (at the finished dance's fps)."""
+        return cls(intervals_s=track.intervals_s(), share=track.share())
+
+
 class DanceSummary(DanceBrief):
     """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute)."""
 
@@ -71,6 +87,8 @@ class DanceSummary(DanceBrief):
     timings_s: dict[str, float] | None = None
     plan: PlanField | None = None
     """The choreography plan the dance performed (absent in summaries written before every dance had one)."""
+    contacts: ContactSummary | None = None
+    """Where heels, toes and hands touch the floor (footstep events); absent in older summaries."""
 
     @classmethod
     def describe(
@@ -83,8 +101,10 @@ class DanceSummary(DanceBrief):
         options: RenderOptions,
         files: dict[str, Path],
         song_name: str,
+        contacts: ContactTrack,
     ) -> DanceSummary:
-        """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``."""
+        """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``, whose
+        ``contacts`` are the finished dance's (:func:`choreo.pipeline.finished_contacts`)."""
         provenance, song = generated.provenance, generated.song
         return cls(
             generator=provenance.generator,
@@ -108,6 +128,7 @@ class DanceSummary(DanceBrief):
             options=options,
             files={kind: p.name for kind, p in files.items()},
             plan=generated.plan,
+            contacts=ContactSummary.of(contacts),
         )
 
     def brief(self) -> DanceBrief:
@@ -115,8 +136,8 @@ class DanceSummary(DanceBrief):
         return DanceBrief.model_validate(self.model_dump(include=set(DanceBrief.model_fields)))
 
     def write(self, path: Path) -> Path:
-        """Write the summary as indented JSON (no ``timings_s`` or ``plan`` key when there is none);
-        returns ``path``."""
-        unset = {name for name in ("timings_s", "plan") if getattr(self, name) is None}
+        """Write the summary as indented JSON (no ``timings_s``, ``plan`` or ``contacts`` key when
+        there is none); returns ``path``."""
+        unset = {name for name in ("timings_s", "plan", "contacts") if getattr(self, name) is None}
         path.write_text(self.model_dump_json(indent=2, exclude=unset) + "\n")
         return path
