@@ -73,6 +73,31 @@ def test_contacts_that_do_not_fit_the_motion_are_refused() -> None:
         replace(generated, contacts=ContactTrack(30.0, np.zeros((39, len(CONTACT_POINTS)), dtype=bool)))
 
 
+def test_the_summary_states_the_song_s_tempo_and_the_dancer_s_pulse_apart(tmp_path) -> None:
+    """A 180 BPM song danced mostly in half time: the tempo stays the song's, the pulse says 90."""
+    first = replace(_plan().segments[0], song_beats_s=(0.0, 0.3), beat_ratio=1.0)
+    half = replace(first, song_beats_s=(0.3, 0.8, DURATION_S), beat_ratio=0.5)
+    plan = replace(_plan(), segments=(first, half))
+    generated = replace(
+        _generated(np.random.default_rng(4)),
+        song=SongTiming(np.arange(0.0, DURATION_S, 1 / 3), np.array([0.0]), 180.0, DURATION_S),
+        plan=plan,
+    )
+    summary = DanceSummary.describe(
+        generated,
+        frames=40,
+        fps=30,
+        mean_joint_speed_m_per_s=1.0,
+        options=RenderOptions(),
+        files={},
+        song_name="a",
+    )
+    assert (summary.tempo_bpm, summary.pulse_ratio, summary.pulse_bpm) == (180.0, 0.5, 90.0)
+    assert len(summary.beat_times) == 4  # the song's beats, not the dancer's steps
+    free = replace(plan, segments=tuple(replace(s, free=True, beat_ratio=0.0) for s in plan.segments))
+    assert free.pulse_ratio is None
+
+
 def test_another_file_is_refused_naming_what_is_missing() -> None:
     buffer = io.BytesIO()
     np.savez(buffer, poses=np.zeros((2, 75)))

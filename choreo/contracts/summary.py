@@ -70,7 +70,12 @@ class ContactSummary(BaseModel):
 
 
 class DanceSummary(DanceBrief):
-    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute)."""
+    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute).
+
+    The song's tempo and beats (``tempo_bpm``, ``beat_times``) and the dancer's pulse
+    (``pulse_ratio``, ``pulse_bpm``) are stated apart: the tempo the dance steps at is the dance's
+    choice (half time on a 180 BPM song), the beats are the song's.
+    """
 
     generator: str
     seed: int
@@ -81,7 +86,16 @@ class DanceSummary(DanceBrief):
     library_sha256: str = ""
     song: str
     beat_times: list[float]
+    """The song's beats (``tempo_bpm`` is fitted on them), whatever pulse the dancer steps at."""
     downbeat_times: list[float]
+    pulse_ratio: float | None = Field(
+        default=None,
+        description="The dancer's pulse over the song's beat (the plan's steps, by song seconds): "
+        "1 on the beat, 0.5 half time, 2 double time; None where no segment steps to a beat.",
+    )
+    pulse_bpm: float | None = Field(
+        default=None, description="The dancer's pulse in beats per minute: tempo_bpm times pulse_ratio."
+    )
     options: RenderOptions
     files: dict[str, str]
     timings_s: dict[str, float] | None = None
@@ -106,6 +120,7 @@ class DanceSummary(DanceBrief):
         """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``, whose
         ``contacts`` are the finished dance's (:func:`choreo.pipeline.finished_contacts`)."""
         provenance, song = generated.provenance, generated.song
+        pulse = generated.plan.pulse_ratio
         return cls(
             generator=provenance.generator,
             model_version=provenance.model_version,
@@ -125,6 +140,8 @@ class DanceSummary(DanceBrief):
             mean_joint_speed_m_per_s=round(mean_joint_speed_m_per_s, 4),
             beat_times=[round(float(t), 4) for t in song.beat_times],
             downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
+            pulse_ratio=pulse,
+            pulse_bpm=None if pulse is None else round(song.tempo_bpm * pulse, 3),
             options=options,
             files={kind: p.name for kind, p in files.items()},
             plan=generated.plan,
