@@ -3,8 +3,9 @@
 Beat alignment on the beats of *another* song needs every song's tempo before
 the first dance is scored, and the retimed mocap needs the structure of the
 song window it was retimed onto; :class:`MusicPool` computes each once.
-Beats are librosa's (:mod:`choreo.metrics.music_beats`), as for every beat
-alignment score; the structure is Choreo's own
+Beats are the ones the planner dances to: the beats tracked in the song's
+features (one analysis for the plan and its score, so a better tracker moves
+both), and the structure is built from the same features
 (:func:`choreo.audio.structure.analyze_structure`), as the planner sees it.
 """
 
@@ -20,7 +21,6 @@ from choreo.audio.structure import MusicStructure, analyze_structure
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_contrast import pick_mismatched_song, tiled_beats
 from choreo.metrics.context import DanceContext
-from choreo.metrics.music_beats import librosa_beat_times
 from choreo.metrics.repetition import SourceSpan
 from choreo.metrics.style import StyleCentroids
 
@@ -43,8 +43,8 @@ class MusicPool:
         self._tempi: dict[str, float] | None = None
 
     def beats(self, name: str) -> np.ndarray:
-        """The song's beats, seconds (librosa's tracker)."""
-        return librosa_beat_times(self._path(name))
+        """The song's beats, seconds: those of its features, which the planner dances to."""
+        return np.asarray(self._features_of(self._path(name)).beat_times, dtype=np.float64)
 
     def structure(self, name: str) -> MusicStructure:
         """The song's bars, energy and sections."""
