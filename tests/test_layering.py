@@ -44,6 +44,17 @@ MAY_LOAD: dict[str, tuple[str, ...]] = {
         "choreo.settings",
         "engines",
     ),
+    # Workouts plan on the choreography and screen and measure with the post-processing's limits.
+    "choreo.workout": (
+        "choreo.motion",
+        "choreo.contracts",
+        "choreo.models",
+        "choreo.audio",
+        "choreo.settings",
+        "choreo.choreography",
+        "choreo.postprocess",
+        "engines",
+    ),
     # What the API and the workers share: records, queues and storage, never a stage's code.
     "choreo.service": ("choreo.contracts", "choreo.motion", "choreo.models"),
     "api": ("choreo.contracts", "choreo.motion", "choreo.models", "choreo.service"),

@@ -131,8 +131,12 @@ class JobOptions(RenderOptions):
             "video_length_s": 30.0,
             "energy": "auto",
             "synth": "model",
+            "routine": None,
         }
-        canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
+        unset = {k for k, v in later.items() if getattr(self, k) == v}
+        if self.routine is None or self.impact == "low":  # the impact changes only a workout
+            unset.add("impact")
+        canonical = self.model_dump(exclude=unset)
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
         canonical["library"] = library_sha256 or shipped_library_sha256()
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
