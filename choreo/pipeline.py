@@ -41,6 +41,7 @@ from choreo.contracts.summary import DanceSummary
 from choreo.contracts.timing import frames_for_duration
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
+from choreo.metrics.freeze import motion_energy
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion import Motion, joint_positions
 from choreo.motion.resample import resample
@@ -50,6 +51,7 @@ from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
 from choreo.workout.planner import plan_workout
 from choreo.workout.safety import keep_a_foot_down
+from choreo.workout.sheet import routine_sheet
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
 
@@ -290,11 +292,19 @@ def export_dance(
         fmt: write_file(fmt, motion, out_dir / f"{name}.{fmt}", request)
         for fmt in (*options.formats, CONTACT_SHEET_FORMAT)
     }
+    positions = joint_positions(motion)
+    plan = generated.plan
     summary = DanceSummary.describe(
         generated,
         frames=motion.n_frames,
         fps=motion.fps,
-        mean_joint_speed_m_per_s=mean_joint_speed(joint_positions(motion), fps=motion.fps),
+        mean_joint_speed_m_per_s=mean_joint_speed(positions, fps=motion.fps),
+        motion_energy_m2_s2=motion_energy(positions, fps=motion.fps),
+        routine=(
+            routine_sheet(motion, plan, body_mass_kg=options.body_mass_kg)
+            if plan is not None and plan.routine is not None
+            else None
+        ),
         options=options,
         files=files,
         song_name=song_name or name,

@@ -68,6 +68,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--impact", default="low", help=f"a workout's impact: {' or '.join(IMPACTS)} (low: no flight)"
     )
+    parser.add_argument(
+        "--body-mass",
+        type=float,
+        default=70.0,
+        metavar="KG",
+        help="a workout's kilocalories are for this mass",
+    )
     parser.add_argument("--rig", default="smpl", help=f"joint naming of the files: {' or '.join(RIGS)}")
     parser.add_argument("--units", default=None, help="m or cm (default: the rig's, m for smpl)")
     parser.add_argument(
@@ -112,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
             synth=args.synth,
             routine=args.routine,
             impact=args.impact,
+            body_mass_kg=args.body_mass,
         )
         from choreo.choreography.library import shipped_library
         from choreo.contracts.plan import read_plan

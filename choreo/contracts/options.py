@@ -34,6 +34,7 @@ from choreo.contracts.choices import (
 )
 from choreo.contracts.routine import IMPACTS, ROUTINE_PROFILES, Impact, parse_profile
 from choreo.errors import ParameterError
+from choreo.models.energy import DEFAULT_BODY_MASS_KG
 
 __all__ = ["RenderOptions"]
 
@@ -60,6 +61,7 @@ class RenderOptions(BaseModel):
         ``blend`` joins them (the default), ``model`` is the guided LSTM
     routine : None for a dance; a workout's profile (:data:`~choreo.contracts.routine.ROUTINE_PROFILES`)
         or custom curve (numbers 1 to 10 per minute, ``"3,5,7,5"``), see :mod:`choreo.contracts.routine`
+    body_mass_kg : the body mass a workout's energy estimate is for (kilocalories)
     impact : a workout's impact, from :data:`~choreo.contracts.routine.IMPACTS` (``low``: no flight)
     """
 
@@ -86,6 +88,12 @@ class RenderOptions(BaseModel):
         description=f"A workout: {', '.join(ROUTINE_PROFILES)} or numbers 1-10 per minute; unset: a dance.",
     )
     impact: Impact = Field(default="low", description=f"A workout's impact: {', '.join(IMPACTS)}.")
+    body_mass_kg: float = Field(
+        default=DEFAULT_BODY_MASS_KG,
+        ge=20,
+        le=300,
+        description="A workout's kilocalories are for this body mass.",
+    )
 
     @field_validator("routine", mode="before")
     @classmethod

@@ -132,6 +132,7 @@ class JobOptions(RenderOptions):
             "energy": "auto",
             "synth": "model",
             "routine": None,
+            "body_mass_kg": 70.0,
         }
         unset = {k for k, v in later.items() if getattr(self, k) == v}
         if self.routine is None or self.impact == "low":  # the impact changes only a workout

@@ -102,12 +102,15 @@ def _screened(library: PhraseLibrary, impact: str) -> tuple[np.ndarray, list[tup
 class _Chooser:
     """Picks the moves: the safe phrases, their costs, what the routine has used."""
 
-    def __init__(self, library: PhraseLibrary, safe: np.ndarray, style: int, seed: int):
+    def __init__(self, library: PhraseLibrary, safe: np.ndarray, style: int, seed: int, count_s: float):
         self.lib = library
         self.safe = safe
         self.style = style
         self.rng = np.random.default_rng(seed)
-        energy = library.phrase_energy[safe]
+        moves = safe[library.phrase_beats[safe] == MOVE_BEATS]
+        stretch = count_s / library.phrase_duration_s[moves]
+        fits = (stretch >= MIN_STRETCH) & (stretch <= MAX_STRETCH)
+        energy = self.danced_energy(moves[fits] if fits.any() else moves, count_s)
         bounds = np.percentile(energy, [5, 95]) if safe.size else np.array([0.0, 1.0])
         self.e_lo, self.e_hi = float(bounds[0]), float(bounds[1])
         self.used_seconds: set[int] = set()
@@ -115,6 +118,12 @@ class _Chooser:
         self.names = {p: move_name(library, p) for p in safe.tolist()}
         first, last = library.phrase_seconds
         self.seconds = [set(range(int(a), int(b) + 1)) for a, b in zip(first, last, strict=True)]
+
+    def danced_energy(self, phrases: np.ndarray, duration_s: float) -> np.ndarray:
+        """The motion energy ``phrases`` have danced over ``duration_s``: a stretch ``s`` plays the
+        motion ``s`` times slower, so its mean squared joint speed is divided by ``s ** 2``."""
+        stretch = duration_s / self.lib.phrase_duration_s[phrases]
+        return self.lib.phrase_energy[phrases] / stretch**2
 
     def energy_for(self, target: float) -> float:
         return float(self.e_lo + np.clip(target, 0.0, 1.0) * (self.e_hi - self.e_lo))
@@ -131,7 +140,7 @@ class _Chooser:
                 "the library has too few phrases that pass the workout's rules for this song"
             )
         scale = max(self.e_hi - self.e_lo, 1e-9)
-        cost = 4.0 * ((lib.phrase_energy[pool] - self.energy_for(target)) / scale) ** 2
+        cost = 12.0 * ((self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale) ** 2
         stretch = duration_s / lib.phrase_duration_s[pool]
         cost += (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
         cost += 4.0 * ((stretch < MIN_STRETCH) | (stretch > MAX_STRETCH))
@@ -187,7 +196,6 @@ def plan_workout(
     safe_originals = originals[ok]
     safe = np.concatenate([safe_originals, library.mirror_phrase[safe_originals]])
     safe = safe[safe >= 0]
-    chooser = _Chooser(library, safe, style_index, seed)
     runs = _slots(bars)
     counted = [s for run in runs for s in run if s.counted]
     centres = np.array([0.5 * (bars.starts[s.bar] + bars.starts[s.bar + s.n_bars]) for s in counted])
@@ -207,6 +215,8 @@ def plan_workout(
         else None
     )
     duration = float(music.duration_s)
+    spans = [bars.starts[s.bar + 2] - bars.starts[s.bar] for s in counted]
+    chooser = _Chooser(library, safe, style_index, seed, float(np.median(spans)) if spans else 4.0)
     targets = target_intensity(profile, centres, duration, curve=curve, switches_s=switches)
 
     chosen: list[tuple] = []
@@ -244,7 +254,7 @@ def plan_workout(
             )
             if kind == "combine" and len(taught) >= 2:
                 a, b = taught[-2], taught[-1]
-                e = library.phrase_energy[[a, b]].mean()
+                e = chooser.danced_energy(np.array([a, b]), span).mean()
                 if abs(e - chooser.energy_for(float(block_targets.mean()))) > 0.35 * (
                     chooser.e_hi - chooser.e_lo
                 ):

@@ -126,3 +126,22 @@ def test_rules_catch_a_jump_a_headstand_and_keep_a_foot_down_removes_a_small_hop
 
     broken = rule_frames(joint_positions(headstand), 30)
     assert broken["head below hips"].all() and broken["inversion"].all()
+
+
+def test_the_sheet_measures_the_performed_motion(plan: Plan, library: PhraseLibrary) -> None:
+    from choreo.choreography.guide import build_guide
+    from choreo.models.energy import energy_calibration, kcal_per_min
+    from choreo.postprocess import postprocess
+    from choreo.workout.sheet import routine_sheet
+
+    guide = build_guide(library, plan, int(np.ceil(plan.duration_s * 30)), 30)
+    motion = keep_a_foot_down(postprocess(Motion.from_array(guide.poses.astype(np.float64), fps=30)))
+    sheet = routine_sheet(motion, plan, body_mass_kg=80.0)
+    assert plan.routine is not None and len(sheet.cues) == len(plan.routine.cues)
+    assert all(c.energy_m2_s2 > 0 and c.level in ("light", "moderate", "vigorous") for c in sheet.cues)
+    assert sheet.met > energy_calibration().rest_met
+    assert sheet.kcal_per_min == pytest.approx(kcal_per_min(sheet.met, 80.0), abs=0.02)
+    assert sheet.safety["flight_frames"] == 0 and sheet.safety["head_below_hips_frames"] == 0
+    assert sheet.correlation_to_target > 0.5
+    with pytest.raises(ParameterError, match="body mass"):
+        kcal_per_min(5.0, 5.0)
