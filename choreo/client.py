@@ -242,7 +242,8 @@ class ChoreoClient:
         return self._request("POST", "/v1/routines", json=body)
 
     def routines(self, **filters: Any) -> dict[str, Any]:
-        """Find routines by tag, style, intensity, tempo_min/max_bpm and duration_min/max_s."""
+        """Find routines by tag, style, intensity (light, moderate, vigorous), kind (dance, workout), impact,
+        profile, tempo_min/max_bpm and duration_min/max_s."""
         return self._request(
             "GET", "/v1/routines", params={k: v for k, v in filters.items() if v is not None}
         )

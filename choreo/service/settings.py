@@ -74,13 +74,6 @@ class ServiceSettings(BaseSettings):
     )
     max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
 
-    intensity_low_below_m_per_s: float = Field(
-        default=1.07, gt=0, description="Mean joint speed under which a routine is low intensity."
-    )
-    intensity_high_from_m_per_s: float = Field(
-        default=1.32, gt=0, description="Mean joint speed from which a routine is high intensity."
-    )
-
     callback_allow_loopback: bool = Field(
         default=False, description="Let callbacks reach loopback receivers (development only)."
     )

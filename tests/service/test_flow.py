@@ -116,7 +116,8 @@ def test_routine_is_published_found_by_filter_and_downloaded_by_a_fitness_key(
     assert routine["tempo_bpm"] == pytest.approx(job["summary"]["tempo_bpm"], abs=1e-3)
     assert routine["duration_s"] == pytest.approx(45.84, abs=0.1)
     assert routine["intensity"] == pytest.approx(job["summary"]["mean_joint_speed_m_per_s"], abs=1e-3)
-    assert routine["intensity_level"] in ("low", "medium", "high")
+    assert routine["intensity_level"] in ("light", "moderate", "vigorous")
+    assert routine["kind"] == "dance" and routine["cue_sheet"] == [] and routine["met"] > 1.3
 
     tempo = routine["tempo_bpm"]
     with stack.as_("fitness") as fitness:

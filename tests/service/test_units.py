@@ -188,19 +188,31 @@ def test_the_apis_own_refusals_are_in_the_error_tree() -> None:
     assert missing.message == "no job 'job_1' for this key's team"
 
 
-def test_intensity_levels_follow_the_configured_bounds() -> None:
-    from choreo.service.context import ServiceContext
-    from choreo.service.routines import intensity_level
+def test_routine_levels_come_from_the_met_value_of_the_motion_energy() -> None:
+    from choreo.models.energy import energy_calibration, intensity_level
+    from choreo.service.records import RoutineRecord
+    from choreo.service.routines import scored
 
-    ctx = ServiceContext.from_settings(ServiceSettings())
-    assert [intensity_level(ctx, v) for v in (0.3, 1.069, 1.07, 1.2, 1.32, 2.0)] == [
-        "low",
-        "low",
-        "medium",
-        "medium",
-        "high",
-        "high",
+    cal = energy_calibration()
+    assert [intensity_level(m) for m in (1.3, 2.99, 3.0, 5.99, 6.0, 9.0)] == [
+        "light",
+        "light",
+        "moderate",
+        "moderate",
+        "vigorous",
+        "vigorous",
     ]
+    base = {"id": "rtn_1", "team": "t", "job_id": "job_1", "title": "x", "style": "salsa"}
+    calm = scored(
+        RoutineRecord(
+            **base, tempo_bpm=120, duration_s=60, intensity=0.5, intensity_level="", motion_energy_m2_s2=0.3
+        )
+    )
+    hard = scored(calm.model_copy(update={"motion_energy_m2_s2": 4.0}))
+    assert calm.met == pytest.approx(cal.met(0.3), abs=0.01) and calm.intensity_level == "light"
+    assert hard.met > 6 and hard.intensity_level == "vigorous"
+    assert hard.kcal_per_min == pytest.approx(hard.met * 3.5 * 70 / 200, abs=0.01)
+    assert calm.calibration == cal.version
 
 
 def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
