@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from choreo.contracts.routine import WorkoutPlan
 from choreo.errors import ParameterError
 
 __all__ = ["PLAN_FORMAT", "Plan", "Segment", "read_plan"]
@@ -74,6 +75,8 @@ class Plan:
     duration_s: float
     segments: tuple[Segment, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    routine: WorkoutPlan | None = None
+    """A workout's profile, impact and cue sheet (``choreo render --routine``); None for a dance."""
 
     def __post_init__(self) -> None:
         if not self.segments:
@@ -108,6 +111,12 @@ class Plan:
         out = asdict(self)
         out["format"] = PLAN_FORMAT
         out["segments"], out["notes"] = list(out["segments"]), list(out["notes"])
+        if out["routine"] is None:
+            del out["routine"]
+        else:
+            out["routine"]["cues"] = list(out["routine"]["cues"])
+            out["routine"]["curve"] = list(out["routine"]["curve"])
+            out["routine"]["excluded_phrases"] = list(out["routine"]["excluded_phrases"])
         for seg in out["segments"]:
             seg["song_beats_s"] = list(seg["song_beats_s"])
             seg["source_span_s"] = list(seg["source_span_s"])
@@ -146,6 +155,7 @@ class Plan:
                 duration_s=float(data["duration_s"]),
                 segments=segments,
                 notes=tuple(data.get("notes", ())),
+                routine=WorkoutPlan.from_dict(data["routine"]) if data.get("routine") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"malformed plan: {exc!r}") from exc
