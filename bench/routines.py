@@ -220,22 +220,30 @@ def main() -> None:
     parser.add_argument("--impact", default="low")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--songs", type=int, default=len(HELD_OUT_SONGS))
+    parser.add_argument(
+        "--rotate", action="store_true", help="one profile per song, in turn (a quicker run than every pair)"
+    )
+    parser.add_argument(
+        "--baseline-songs", type=int, default=None, help="dance the first N songs plainly too"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "routines.json")
     args = parser.parse_args()
     library = shipped_library(args.library)
     runner = synth_runner("blend", library)
     rows = []
     started = time.perf_counter()
-    for song in HELD_OUT_SONGS[: args.songs]:
+    profiles = args.profiles.split(",")
+    for n, song in enumerate(HELD_OUT_SONGS[: args.songs]):
         path = args.music / song
         features = prepare_song(path, fps=runner.spec.native_fps)
         structure = analyze_structure(features)
         sha = song_sha256(path)
-        dance = perform_song(runner, features, RenderOptions(), library, song_sha256=sha)
-        base = measure(dance.motion, dance.choreography.plan, structure, "dance")
-        print(f"{song} dance: {base}", flush=True)
-        rows.append({"song": song, "profile": "dance (no --routine)", "seed": 0} | base)
-        for profile in args.profiles.split(","):
+        if args.baseline_songs is None or n < args.baseline_songs:
+            dance = perform_song(runner, features, RenderOptions(), library, song_sha256=sha)
+            base = measure(dance.motion, dance.choreography.plan, structure, "dance")
+            print(f"{song} dance: {base}", flush=True)
+            rows.append({"song": song, "profile": "dance (no --routine)", "seed": 0} | base)
+        for profile in [profiles[n % len(profiles)]] if args.rotate else profiles:
             for seed in range(args.seeds):
                 options = RenderOptions(routine=profile, impact=args.impact, seed=seed)
                 t0 = time.perf_counter()

@@ -242,15 +242,16 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last. A low-impact workout keeps a foot on the floor in every
-    frame (:func:`choreo.workout.safety.keep_a_foot_down`).
+    the song's first second to its last. A low-impact workout (the plan's) keeps a foot on the
+    floor in every frame (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
     motion = face_front(generated.motion)
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
     motion = postprocess(motion)
-    if options.routine is not None and options.impact == "low":
+    workout = generated.plan.routine if generated.plan is not None else None
+    if workout is not None and workout.impact == "low":
         motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
 
