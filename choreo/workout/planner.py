@@ -99,6 +99,14 @@ def _screened(library: PhraseLibrary, impact: str) -> tuple[np.ndarray, list[tup
     return entry[1], entry[2]
 
 
+def _pair_cost(library: PhraseLibrary, from_keys: np.ndarray, to_keys: np.ndarray) -> np.ndarray:
+    """:meth:`PhraseLibrary.transition_cost` of each pair ``(from_keys[i], to_keys[i])``, ``[n]``
+    (the diagonal alone: the whole matrix of a large pool would not fit in memory)."""
+    features = library.key_features_f32
+    cost = np.mean((features[from_keys] - features[to_keys]) ** 2, axis=-1) * 3
+    return np.where(library.key_floor[from_keys] != library.key_floor[to_keys], np.inf, cost)
+
+
 class _Chooser:
     """Picks the moves: the safe phrases, their costs, what the routine has used."""
 
@@ -148,12 +156,12 @@ class _Chooser:
         cost += 1.0 * (lib.phrase_style[pool] != self.style)
         end = lib.phrase_key[pool] + lib.phrase_beats[pool]
         start, twin = lib.phrase_key[pool], lib.phrase_key[lib.mirror_phrase[pool]]
-        loop = np.diagonal(lib.transition_cost(end, start)) + np.diagonal(lib.transition_cost(end, twin))
+        loop = _pair_cost(lib, end, start) + _pair_cost(lib, end, twin)
         cost += 0.5 * np.where(np.isfinite(loop), loop, 50.0)
         if after is not None:
-            into = lib.transition_cost(
-                np.array([int(lib.phrase_key[after] + lib.phrase_beats[after])]), start
-            )[0]
+            into = _pair_cost(
+                lib, np.full(start.size, int(lib.phrase_key[after] + lib.phrase_beats[after])), start
+            )
             cost += 0.5 * np.where(np.isfinite(into), into, 50.0)
         if fresh:
             cost += (
