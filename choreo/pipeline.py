@@ -32,6 +32,7 @@ from choreo.choreography.music_character import music_character
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.style_choice import choose_style, nearest_style
 from choreo.contracts.choices import STYLES
+from choreo.contracts.contacts import ContactTrack
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
@@ -46,6 +47,7 @@ from choreo.metrics.speed import mean_joint_speed
 from choreo.motion import Motion, joint_positions
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
+from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.facing import face_front
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
@@ -66,6 +68,7 @@ __all__ = [
     "RenderResult",
     "export_dance",
     "finish_motion",
+    "finished_contacts",
     "generate_motion",
     "perform_song",
     "plan_song",
@@ -233,12 +236,14 @@ def generate_motion(
         library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    return GeneratedMotion(motion, provenance, features.timing, choreography.plan)
+    return GeneratedMotion(motion, provenance, features.timing, choreography.plan, detect_contacts(motion))
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     """Turn a raw dance to face +Z, bring it to the requested frame rate, and post-process it.
 
+    The feet are locked by the performed dance's contacts (:func:`finished_contacts`),
+    the same track the summary reports.
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
@@ -249,11 +254,17 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
-    motion = postprocess(motion)
+    motion = postprocess(motion, contacts=finished_contacts(generated, motion))
     workout = generated.plan.routine if generated.plan is not None else None
     if workout is not None and workout.impact == "low":
         motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
+
+
+def finished_contacts(generated: GeneratedMotion, motion: Motion) -> ContactTrack:
+    """The raw dance's contacts at the finished dance's fps and frame count (what the clean-up locks
+    the feet by, and what the summary reports)."""
+    return generated.contacts.resampled(motion.fps, motion.n_frames)
 
 
 def export_dance(
@@ -302,13 +313,16 @@ def export_dance(
         mean_joint_speed_m_per_s=mean_joint_speed(positions, fps=motion.fps),
         motion_energy_m2_s2=motion_energy(positions, fps=motion.fps),
         routine=(
-            routine_sheet(motion, plan, body_mass_kg=options.body_mass_kg)
+            routine_sheet(
+                motion, plan, body_mass_kg=options.body_mass_kg, contacts=finished_contacts(generated, motion)
+            )
             if plan is not None and plan.routine is not None
             else None
         ),
         options=options,
         files=files,
         song_name=song_name or name,
+        contacts=finished_contacts(generated, motion),
     )
     return ExportedDance(files, summary)
 

@@ -149,10 +149,11 @@ def run(args: argparse.Namespace) -> int:
             continue
         summary = result.summary
         total_s = sum(result.timings_s.values())
+        pulse = f" (danced at {summary.pulse_bpm:.1f})" if summary.pulse_ratio not in (None, 1.0) else ""
         tqdm.write(
             f"ok {song.name}: {summary.duration_s:.1f} s, "
             f"{summary.frames} frames at {summary.fps:g} fps, "
-            f"{summary.tempo_bpm:.1f} BPM, style {summary.style}, "
+            f"{summary.tempo_bpm:.1f} BPM{pulse}, style {summary.style}, "
             f"{', '.join(p.name for p in result.files.values())} in {total_s:.2f} s"
         )
     if failures:

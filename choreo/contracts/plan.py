@@ -92,6 +92,20 @@ class Plan:
         """Song times where one phrase hands over to the next, increasing."""
         return np.array([s.start_s for s in self.segments[1:]])
 
+    @property
+    def pulse_ratio(self) -> float | None:
+        """The dancer's pulse over the song's beat: the ``beat_ratio`` danced for the most song seconds.
+
+        1 steps on the song's beats, 2 in double time, 0.5 in half time (a 180 BPM song danced at 90);
+        None where every segment is free (no beat to step to).
+        """
+        seconds: dict[float, float] = {}
+        for segment in self.segments:
+            if not segment.free and segment.beat_ratio > 0:
+                ratio = float(segment.beat_ratio)
+                seconds[ratio] = seconds.get(ratio, 0.0) + segment.end_s - segment.start_s
+        return max(seconds, key=lambda ratio: seconds[ratio]) if seconds else None
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; song times keep full precision, so a saved plan re-renders the same dance."""
         out = asdict(self)

@@ -18,11 +18,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
+from choreo.contracts.contacts import ContactTrack
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
 
-__all__ = ["CueLine", "DanceBrief", "DanceSummary", "PlanField", "RoutineSheet"]
+__all__ = ["ContactSummary", "CueLine", "DanceBrief", "DanceSummary", "PlanField", "RoutineSheet"]
 
 
 def _plan(value: Any) -> Plan:
@@ -99,8 +100,28 @@ class DanceBrief(BaseModel):
     routine: RoutineSheet | None = Field(default=None, description="A workout's cue sheet and estimate.")
 
 
+class ContactSummary(BaseModel):
+    """The finished dance's contact track: per point (``left_heel`` ... ``right_hand``), its
+    contacts as ``[touch-down, lift-off]`` seconds, and its share of frames in contact."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    intervals_s: dict[str, list[tuple[float, float]]]
+    share: dict[str, float]
+
+    @classmethod
+    def of(cls, track: ContactTrack) -> ContactSummary:
+        """The summary of ``track`` (at the finished dance's fps)."""
+        return cls(intervals_s=track.intervals_s(), share=track.share())
+
+
 class DanceSummary(DanceBrief):
-    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute)."""
+    """What ``<name>.json`` says about a dance (seconds, frames, fps, beats per minute).
+
+    The song's tempo and beats (``tempo_bpm``, ``beat_times``) and the dancer's pulse
+    (``pulse_ratio``, ``pulse_bpm``) are stated apart: the tempo the dance steps at is the dance's
+    choice (half time on a 180 BPM song), the beats are the song's.
+    """
 
     generator: str
     seed: int
@@ -111,12 +132,23 @@ class DanceSummary(DanceBrief):
     library_sha256: str = ""
     song: str
     beat_times: list[float]
+    """The song's beats (``tempo_bpm`` is fitted on them), whatever pulse the dancer steps at."""
     downbeat_times: list[float]
+    pulse_ratio: float | None = Field(
+        default=None,
+        description="The dancer's pulse over the song's beat (the plan's steps, by song seconds): "
+        "1 on the beat, 0.5 half time, 2 double time; None where no segment steps to a beat.",
+    )
+    pulse_bpm: float | None = Field(
+        default=None, description="The dancer's pulse in beats per minute: tempo_bpm times pulse_ratio."
+    )
     options: RenderOptions
     files: dict[str, str]
     timings_s: dict[str, float] | None = None
     plan: PlanField | None = None
     """The choreography plan the dance performed (absent in summaries written before every dance had one)."""
+    contacts: ContactSummary | None = None
+    """Where heels, toes and hands touch the floor (footstep events); absent in older summaries."""
 
     @classmethod
     def describe(
@@ -131,9 +163,12 @@ class DanceSummary(DanceBrief):
         options: RenderOptions,
         files: dict[str, Path],
         song_name: str,
+        contacts: ContactTrack,
     ) -> DanceSummary:
-        """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``."""
+        """The summary of a finished dance of ``frames`` at ``fps`` made from ``generated``, whose
+        ``contacts`` are the finished dance's (:func:`choreo.pipeline.finished_contacts`)."""
         provenance, song = generated.provenance, generated.song
+        pulse = generated.plan.pulse_ratio
         return cls(
             generator=provenance.generator,
             model_version=provenance.model_version,
@@ -155,9 +190,12 @@ class DanceSummary(DanceBrief):
             routine=routine,
             beat_times=[round(float(t), 4) for t in song.beat_times],
             downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
+            pulse_ratio=pulse,
+            pulse_bpm=None if pulse is None else round(song.tempo_bpm * pulse, 3),
             options=options,
             files={kind: p.name for kind, p in files.items()},
             plan=generated.plan,
+            contacts=ContactSummary.of(contacts),
         )
 
     def brief(self) -> DanceBrief:
@@ -165,8 +203,8 @@ class DanceSummary(DanceBrief):
         return DanceBrief.model_validate(self.model_dump(include=set(DanceBrief.model_fields)))
 
     def write(self, path: Path) -> Path:
-        """Write the summary as indented JSON (no ``timings_s`` or ``plan`` key when there is none);
-        returns ``path``."""
-        unset = {name for name in ("timings_s", "plan", "routine") if getattr(self, name) is None}
+        """Write the summary as indented JSON (no ``timings_s``, ``plan``, ``contacts`` or ``routine``
+        key when there is none); returns ``path``."""
+        unset = {name for name in ("timings_s", "plan", "contacts", "routine") if getattr(self, name) is None}
         path.write_text(self.model_dump_json(indent=2, exclude=unset) + "\n")
         return path

@@ -19,7 +19,7 @@ from matplotlib.image import imread
 
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
-from tests.service.helpers import SONGS, Album, ServiceStack, upload, wait_for_batch
+from tests.service.helpers import SONGS, Album, ServiceStack, metric_samples, upload, wait_for_batch
 
 pytestmark = pytest.mark.service
 
@@ -280,21 +280,11 @@ def test_health_readiness_and_metrics(stack: ServiceStack, album: Album) -> None
         assert client.get("/docs").status_code == 200
         spec = client.get("/openapi.json").json()
         assert "multipart/form-data" in spec["paths"]["/v1/tracks"]["post"]["requestBody"]["content"]
-    samples = _metric_samples(text)
+    samples = metric_samples(text)
     assert samples['choreo_queue_depth{queue="cpu"}'] >= 0
     assert samples['choreo_queue_depth{queue="gpu"}'] >= 0
     assert samples['choreo_job_duration_seconds_count{state="done"}'] >= 1  # the album's jobs finished
     assert samples['choreo_http_requests_total{method="POST",route="/v1/jobs",status="202"}'] >= 1
-
-
-def _metric_samples(text: str) -> dict[str, float]:
-    """Prometheus text format: each sample line's name and labels to its value."""
-    samples = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            samples[name] = float(value)
-    return samples
 
 
 def test_cli_submits_waits_and_downloads_through_the_client(

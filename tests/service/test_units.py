@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from ipaddress import ip_network
 
 import pytest
 from pydantic import ValidationError
 
 from choreo.errors import AudioError, ParameterError
 from choreo.service.callbacks import sign, verify
+from choreo.service.forwarded import client_address, parse_networks
 from choreo.service.records import JobOptions
 from choreo.service.settings import ServiceSettings
 from choreo.service.tracks import check_audio_head, extension_of
@@ -250,7 +252,7 @@ def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
         'at "http://127.0.0.1:9000/choreo/jobs/job_1"; Error 111 connecting to redis:6379'
     )
     shown = public_message(logged)
-    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):
+    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):  # noqa: S108  a path to redact
         assert secret not in shown, (secret, shown)
     assert "broken.ogg" in shown and "prepared.npz" in shown
     assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
@@ -331,3 +333,38 @@ def test_routine_filters_tell_dances_from_workouts_by_impact_and_profile() -> No
         (RoutineFilter(profile="steady"), []),
     ):
         assert [r.id for r in (dance, workout) if flt.matches(r)] == expected, flt
+
+
+_PROXIES = parse_networks("10.0.0.0/8, 192.0.2.1")
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded_for", "client"),
+    [
+        ("203.0.113.5", None, "203.0.113.5"),
+        # A peer that is not a trusted proxy is the client, whatever it says it forwarded.
+        ("203.0.113.5", "198.51.100.1", "203.0.113.5"),
+        ("192.0.2.1", "198.51.100.1", "198.51.100.1"),
+        # Two trusted hops; what the client wrote itself, left of them, is not believed.
+        ("10.1.1.1", "6.6.6.6, 198.51.100.1, 10.2.2.2", "198.51.100.1"),
+        # Nothing but trusted hops: the farthest one is the client.
+        ("10.1.1.1", "10.2.2.2, 10.3.3.3", "10.2.2.2"),
+        # Garbage where an address should be ends the walk at the last hop that was one.
+        ("10.1.1.1", "198.51.100.1, not-an-ip, 10.2.2.2", "10.2.2.2"),
+        ("10.1.1.1", "", "10.1.1.1"),
+        ("::1", "198.51.100.1", "::1"),
+    ],
+)
+def test_the_client_address_comes_from_trusted_proxies_only(
+    peer: str, forwarded_for: str | None, client: str
+) -> None:
+    assert client_address(peer, forwarded_for, _PROXIES) == client
+
+
+def test_trusted_proxies_that_are_not_addresses_are_refused_by_name() -> None:
+    assert ServiceSettings(trusted_proxies="10.0.0.0/8, ::1").trusted_proxy_networks == (
+        ip_network("10.0.0.0/8"),
+        ip_network("::1"),
+    )
+    with pytest.raises(ValidationError, match="'lb.internal' is not an IP address"):
+        ServiceSettings(trusted_proxies="10.0.0.1, lb.internal")
