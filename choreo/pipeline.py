@@ -49,6 +49,7 @@ from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.facing import face_front
+from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
 from choreo.workout.planner import plan_workout
@@ -247,8 +248,9 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last. A low-impact workout (the plan's) keeps a foot on the
-    floor in every frame (:func:`choreo.workout.safety.keep_a_foot_down`).
+    the song's first second to its last. A workout (the plan's) is clamped to the joint limits
+    again after the feet are locked, and a low-impact one keeps a foot on the floor in every frame
+    (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
     motion = face_front(generated.motion)
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
@@ -256,8 +258,10 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
         motion = resample(motion, options.fps, n_frames=n_frames)
     motion = postprocess(motion, contacts=finished_contacts(generated, motion))
     workout = generated.plan.routine if generated.plan is not None else None
-    if workout is not None and workout.impact == "low":
-        motion = keep_a_foot_down(motion)
+    if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
+        motion = clamp_joint_limits(motion)
+        if workout.impact == "low":
+            motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
 
 
