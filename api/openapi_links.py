@@ -35,7 +35,13 @@ def _job_links(job_id: str) -> dict[str, Any]:
 def _track_links(sha256: str) -> dict[str, Any]:
     """The operations on one track, its SHA-256 found at ``sha256``: above all, rendering it."""
     return {
-        "SubmitTrack": {"operationRef": _op("/v1/jobs", "post"), "requestBody": {"tracks": [sha256]}},
+        "SubmitTrack": {
+            "operationRef": _op("/v1/jobs", "post"),
+            "requestBody": {"tracks": [sha256]},
+            # The body is the whole request, as OpenAPI defines a link's requestBody (Schemathesis
+            # would otherwise merge it into a generated body, whose options the API may refuse).
+            "x-schemathesis": {"merge_body": False},
+        },
         "GetTrack": {"operationRef": _op("/v1/tracks/{sha256}", "get"), "parameters": {"sha256": sha256}},
     }
 
