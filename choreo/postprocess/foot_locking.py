@@ -29,7 +29,7 @@ from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
-from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
+from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
 
 __all__ = [
     "EASE_S",
@@ -57,6 +57,9 @@ SWING_CLEARANCE_M = 0.04
 
 _TOE_NAMES = ("left_foot", "right_foot")
 _FLOOR_ROUNDS = 2
+_LEG_JOINTS = frozenset(
+    f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
+)
 
 
 def lock_feet(
@@ -102,46 +105,49 @@ def lock_feet(
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    orientations = own.copy()
+    flat_to = own.copy()  # the flat rotation each held heel turns towards, by flat_share
+    flat_share = np.zeros((n, 2))
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
         toes = ankles[:, leg] + own[:, leg] @ toe_offsets[leg]
         for start, stop in _runs(heel | toe):
             frames = np.arange(start, stop)
-            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))[:, None]
+            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))
             if heel[start:stop].any():  # the heel is held, the foot turned flat at its touch-down heading
-                rotation = _slerp(
-                    own[frames, leg], np.broadcast_to(flat[start, leg], (frames.size, 3, 3)), settle
-                )
                 target = np.broadcast_to(ankles[start, leg], (frames.size, 3)).copy()
-                floor = clearance[leg, 0]
-                target[:, UP_AXIS] = ankles[frames, leg, UP_AXIS] + settle[:, 0] * (
-                    floor - ankles[frames, leg, UP_AXIS]
-                )
+                own_y = ankles[frames, leg, UP_AXIS]
+                target[:, UP_AXIS] = own_y + settle * (clearance[leg, 0] - own_y)
+                flat_to[frames, leg] = flat[start, leg]
+                flat_share[frames, leg] = settle
             else:  # on tiptoe: the toe is held, the foot keeps its own tilt
-                rotation = own[frames, leg]
                 toe_at = np.broadcast_to(toes[start], (frames.size, 3)).copy()
-                floor = clearance[leg, 1]
-                toe_at[:, UP_AXIS] = toes[frames, UP_AXIS] + settle[:, 0] * (floor - toes[frames, UP_AXIS])
-                target = toe_at - rotation @ toe_offsets[leg]
+                own_y = toes[frames, UP_AXIS]
+                toe_at[:, UP_AXIS] = own_y + settle * (clearance[leg, 1] - own_y)
+                target = toe_at - own[frames, leg] @ toe_offsets[leg]
+                flat_share[frames, leg] = 0.0
             targets[frames, leg] = target
             weights[frames, leg] = 1.0
-            orientations[frames, leg] = rotation
             after = np.arange(stop, min(n, stop + ease))
             fade = _smoothstep(1.0 - (after - stop + 1) / (ease + 1))
             later = fade > weights[after, leg]
             after, fade = after[later], fade[later]
             targets[after, leg] = target[-1]
             weights[after, leg] = fade
-            orientations[after, leg] = rotation[-1]
+            flat_to[after, leg] = flat_to[stop - 1, leg]
+            flat_share[after, leg] = flat_share[stop - 1, leg]
+    orientations = _slerp(own.reshape(-1, 3, 3), flat_to.reshape(-1, 3, 3), flat_share.reshape(-1)).reshape(
+        n, 2, 3, 3
+    )
 
     drop = _pelvis_drop(motion, positions, targets, weights)
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     locked = place_ankles(lowered, targets, weights, orientations)
+    table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
+    leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     for _ in range(_FLOOR_ROUNDS):
-        locked = _clear_swings(clamp_joint_limits(locked, limits=joint_limits), weights)
+        locked = _clear_swings(clamp_joint_limits(locked, limits=leg_limits), weights)
     return locked
 
 
@@ -198,8 +204,8 @@ def _smoothstep(t: np.ndarray) -> np.ndarray:
 
 
 def _slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``[n, 3, 3]`` a share ``t [n, 1]`` of the way from ``a`` to ``b``."""
-    return quat_to_mat(quat_slerp(mat_to_quat(a), mat_to_quat(b), t[:, 0]))
+    """Rotation matrices ``[n, 3, 3]`` a share ``t [n]`` of the way from ``a`` to ``b``."""
+    return quat_to_mat(quat_slerp(mat_to_quat(a), mat_to_quat(b), t))
 
 
 def _pelvis_drop(
