@@ -8,7 +8,9 @@ turns), otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The
 legs reach the locks with the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`,
 whose soft reach keeps knees from snapping straight); where a lock lies
 beyond a leg's comfortable reach the pelvis lowers, by at most
-:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching. After lift-off
+:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching, and a lock still
+out of reach then gives way (over :data:`GIVE_WAY_M`) rather than the knee
+going straight. After lift-off
 the lock eases out over :data:`EASE_S`. The root's
 horizontal path is never touched: the dancer stays where the plan puts it,
 and the legs do the work. A foot that is not locked and moves fast swings
@@ -33,6 +35,7 @@ from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp
 
 __all__ = [
     "EASE_S",
+    "GIVE_WAY_M",
     "MAX_PELVIS_DROP_M",
     "REACH_MARGIN_M",
     "SWING_CLEARANCE_M",
@@ -45,6 +48,9 @@ EASE_S = 0.2
 
 MAX_PELVIS_DROP_M = 0.08
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
+
+GIVE_WAY_M = 0.02
+"""A lock this far (or further) out of reach with the pelvis as low as it may go is let go of (SMPL body)."""
 
 REACH_MARGIN_M = 0.005
 """A locked leg is kept this much short of straight (a knee of about 167 degrees at most)."""
@@ -139,7 +145,9 @@ def lock_feet(
         n, 2, 3, 3
     )
 
-    drop = _pelvis_drop(motion, positions, targets, weights)
+    drop, short = _pelvis_drop(motion, positions, targets, weights)
+    # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
+    weights = weights * (1.0 - _smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
@@ -210,10 +218,11 @@ def _slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 def _pelvis_drop(
     motion: Motion, positions: np.ndarray, targets: np.ndarray, weights: np.ndarray
-) -> np.ndarray:
-    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach,
+    and how far each leg's lock is still out of reach after it, ``[frames, 2]`` metres."""
     scale = body_scale(motion.skeleton)
-    need = np.zeros(motion.n_frames)
+    legs = np.zeros((motion.n_frames, 2))
     for leg in range(2):
         c = 4 * leg
         hip, knee, ankle = positions[:, c + 1], positions[:, c + 2], positions[:, c + 3]
@@ -223,9 +232,10 @@ def _pelvis_drop(
         across = np.linalg.norm(offset[:, HORIZONTAL_AXES], axis=1)
         below = hip[:, UP_AXIS] - wanted[:, UP_AXIS]
         room = np.sqrt(np.maximum(reach**2 - across**2, 0.0))
-        need = np.maximum(need, below - room)
-    need = np.clip(need, 0.0, MAX_PELVIS_DROP_M * scale)
-    return np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+        legs[:, leg] = np.where(across < reach, below - room, np.inf)
+    need = np.clip(legs.max(axis=1), 0.0, MAX_PELVIS_DROP_M * scale)
+    drop = np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+    return drop, np.maximum(legs - drop[:, None], 0.0)
 
 
 def _smooth_above(need: np.ndarray, fps: float) -> np.ndarray:

@@ -92,6 +92,9 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
     assert (drop >= -1e-9).all() and (drop <= MAX_PELVIS_DROP_M + 1e-9).all()
     assert _knee_angles_deg(locked).max() < 175.0
     np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])
+    # Held while the lowered pelvis lets the leg reach; beyond that the lock gives way and the foot follows.
+    ankle_z = joint_positions(locked)[:, ANKLES[0], 2]
+    assert abs(ankle_z[15] - ankle_z[0]) < 1e-3 and ankle_z[-1] - ankle_z[0] > 0.1
 
 
 def test_a_foot_sweeping_along_the_floor_swings_clear_of_it() -> None:
