@@ -29,6 +29,7 @@ from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.motion.skeleton import Skeleton
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
 from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
@@ -156,7 +157,32 @@ def lock_feet(
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     for _ in range(_FLOOR_ROUNDS):
         locked = _clear_swings(clamp_joint_limits(locked, limits=leg_limits), weights)
-    return locked
+    return _raise_over_floor(locked)
+
+
+def _raise_over_floor(motion: Motion) -> Motion:
+    """Raise the root where a sole is still below the floor (a crouched leg that cannot fold further)."""
+    soles = _soles(motion.skeleton, *_ankles_and_toes(motion)).min(axis=(1, 2))
+    if soles.min() >= 0.0:
+        return motion
+    root = motion.root_translation.astype(np.float64, copy=True)
+    root[:, UP_AXIS] += _smooth_above(np.maximum(-soles, 0.0), motion.fps)
+    return motion.replace(root_translation=root, rotations=motion.rotations.copy())
+
+
+def _ankles_and_toes(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]``."""
+    positions, world = leg_kinematics(motion)
+    ankles = positions[:, ANKLE_COLUMNS]
+    skeleton = motion.skeleton
+    toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
+    return ankles, ankles + np.einsum("flij,lj->fli", world[:, ANKLE_COLUMNS], toe_offsets)
+
+
+def _soles(skeleton: Skeleton, ankles: np.ndarray, toes: np.ndarray) -> np.ndarray:
+    """Sole heights under each leg's ankle and toe, ``[frames, 2, 2]`` metres."""
+    clearance = sole_clearance_m(skeleton).reshape(2, 2)
+    return np.stack([ankles[..., UP_AXIS] - clearance[:, 0], toes[..., UP_AXIS] - clearance[:, 1]], axis=-1)
 
 
 def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
@@ -169,14 +195,9 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     raised onto it. The lift is smoothed like the root, never below what it must be.
     """
     n = motion.n_frames
-    positions, world = leg_kinematics(motion)
-    ankles = positions[:, ANKLE_COLUMNS]
-    skeleton = motion.skeleton
-    toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
-    toes = ankles + np.einsum("flij,lj->fli", world[:, ANKLE_COLUMNS], toe_offsets)
-    clearance = sole_clearance_m(skeleton).reshape(2, 2)
-    lowest = np.minimum(ankles[..., UP_AXIS] - clearance[:, 0], toes[..., UP_AXIS] - clearance[:, 1])
-    scale = body_scale(skeleton)
+    ankles, toes = _ankles_and_toes(motion)
+    lowest = _soles(motion.skeleton, ankles, toes).min(axis=2)
+    scale = body_scale(motion.skeleton)
     speed = np.maximum(_speed(ankles, motion.fps), _speed(toes, motion.fps)) if n > 1 else np.zeros((n, 2))
     swinging = np.clip((speed / scale - 0.8 * SWING_SPEED_M_S) / (0.4 * SWING_SPEED_M_S), 0.0, 1.0)
     swinging = _smoothstep(swinging) * (weights < 1.0)
