@@ -157,11 +157,13 @@ def lock_feet(
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     for _ in range(_FLOOR_ROUNDS):
         locked = _clear_swings(clamp_joint_limits(locked, limits=leg_limits), weights)
-    return _raise_over_floor(locked)
+    # Last, within the limits whatever the floor passes did, and over the floor by the root alone.
+    return _raise_over_floor(clamp_joint_limits(locked, limits=leg_limits))
 
 
 def _raise_over_floor(motion: Motion) -> Motion:
-    """Raise the root where a sole is still below the floor (a crouched leg that cannot fold further)."""
+    """Raise the root where a sole is still below the floor: a crouched leg that cannot fold further,
+    or an ankle the last clamp turned back into range (the rotations, and so the limits, stay)."""
     soles = _soles(motion.skeleton, *_ankles_and_toes(motion)).min(axis=(1, 2))
     if soles.min() >= 0.0:
         return motion
