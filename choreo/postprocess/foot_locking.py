@@ -99,7 +99,7 @@ def lock_feet(
             f"the motion ({motion.n_frames} frames at {motion.fps} fps)"
         )
     if motion.n_frames < 2 or not contacts.frames[:, :4].any():
-        return _clear_swings(motion, np.zeros((motion.n_frames, 2)))
+        return _settle_on_floor(motion, np.zeros((motion.n_frames, 2)), joint_limits)
     skeleton = motion.skeleton
     clearance = sole_clearance_m(skeleton).reshape(2, 2)  # [leg, (ankle, toe)]
     toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])  # [leg, 3]
@@ -152,13 +152,19 @@ def lock_feet(
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
-    locked = place_ankles(lowered, targets, weights, orientations)
+    return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)
+
+
+def _settle_on_floor(
+    motion: Motion, weights: np.ndarray, joint_limits: Mapping[str, JointLimit] | None
+) -> Motion:
+    """The legs clamped into their limits and the swinging feet cleared, twice; then a last clamp,
+    and the root alone lifts whatever sole is still under the floor."""
     table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     for _ in range(_FLOOR_ROUNDS):
-        locked = _clear_swings(clamp_joint_limits(locked, limits=leg_limits), weights)
-    # Last, within the limits whatever the floor passes did, and over the floor by the root alone.
-    return _raise_over_floor(clamp_joint_limits(locked, limits=leg_limits))
+        motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
+    return _raise_over_floor(clamp_joint_limits(motion, limits=leg_limits))
 
 
 def _raise_over_floor(motion: Motion) -> Motion:
