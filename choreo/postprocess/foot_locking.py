@@ -8,7 +8,9 @@ turns), otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The
 legs reach the locks with the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`,
 whose soft reach keeps knees from snapping straight); where a lock lies
 beyond a leg's comfortable reach the pelvis lowers, by at most
-:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching. After lift-off
+:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching, and a lock still
+out of reach then gives way (over :data:`GIVE_WAY_M`) rather than the knee
+going straight. After lift-off
 the lock eases out over :data:`EASE_S`. The root's
 horizontal path is never touched: the dancer stays where the plan puts it,
 and the legs do the work. A foot that is not locked and moves fast swings
@@ -27,12 +29,14 @@ from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.motion.skeleton import Skeleton
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
-from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
+from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
 
 __all__ = [
     "EASE_S",
+    "GIVE_WAY_M",
     "MAX_PELVIS_DROP_M",
     "REACH_MARGIN_M",
     "SWING_CLEARANCE_M",
@@ -46,6 +50,9 @@ EASE_S = 0.2
 MAX_PELVIS_DROP_M = 0.08
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
 
+GIVE_WAY_M = 0.02
+"""A lock this far (or further) out of reach with the pelvis as low as it may go is let go of (SMPL body)."""
+
 REACH_MARGIN_M = 0.005
 """A locked leg is kept this much short of straight (a knee of about 167 degrees at most)."""
 
@@ -57,6 +64,9 @@ SWING_CLEARANCE_M = 0.04
 
 _TOE_NAMES = ("left_foot", "right_foot")
 _FLOOR_ROUNDS = 2
+_LEG_JOINTS = frozenset(
+    f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
+)
 
 
 def lock_feet(
@@ -89,7 +99,7 @@ def lock_feet(
             f"the motion ({motion.n_frames} frames at {motion.fps} fps)"
         )
     if motion.n_frames < 2 or not contacts.frames[:, :4].any():
-        return _clear_swings(motion, np.zeros((motion.n_frames, 2)))
+        return _settle_on_floor(motion, np.zeros((motion.n_frames, 2)), joint_limits)
     skeleton = motion.skeleton
     clearance = sole_clearance_m(skeleton).reshape(2, 2)  # [leg, (ankle, toe)]
     toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])  # [leg, 3]
@@ -102,47 +112,85 @@ def lock_feet(
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    orientations = own.copy()
+    flat_to = own.copy()  # the flat rotation each held heel turns towards, by flat_share
+    flat_share = np.zeros((n, 2))
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
         toes = ankles[:, leg] + own[:, leg] @ toe_offsets[leg]
         for start, stop in _runs(heel | toe):
             frames = np.arange(start, stop)
-            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))[:, None]
+            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))
             if heel[start:stop].any():  # the heel is held, the foot turned flat at its touch-down heading
-                rotation = _slerp(
-                    own[frames, leg], np.broadcast_to(flat[start, leg], (frames.size, 3, 3)), settle
-                )
                 target = np.broadcast_to(ankles[start, leg], (frames.size, 3)).copy()
-                floor = clearance[leg, 0]
-                target[:, UP_AXIS] = ankles[frames, leg, UP_AXIS] + settle[:, 0] * (
-                    floor - ankles[frames, leg, UP_AXIS]
-                )
+                own_y = ankles[frames, leg, UP_AXIS]
+                target[:, UP_AXIS] = own_y + settle * (clearance[leg, 0] - own_y)
+                flat_to[frames, leg] = flat[start, leg]
+                flat_share[frames, leg] = settle
             else:  # on tiptoe: the toe is held, the foot keeps its own tilt
-                rotation = own[frames, leg]
                 toe_at = np.broadcast_to(toes[start], (frames.size, 3)).copy()
-                floor = clearance[leg, 1]
-                toe_at[:, UP_AXIS] = toes[frames, UP_AXIS] + settle[:, 0] * (floor - toes[frames, UP_AXIS])
-                target = toe_at - rotation @ toe_offsets[leg]
+                own_y = toes[frames, UP_AXIS]
+                toe_at[:, UP_AXIS] = own_y + settle * (clearance[leg, 1] - own_y)
+                target = toe_at - own[frames, leg] @ toe_offsets[leg]
+                flat_share[frames, leg] = 0.0
             targets[frames, leg] = target
             weights[frames, leg] = 1.0
-            orientations[frames, leg] = rotation
             after = np.arange(stop, min(n, stop + ease))
             fade = _smoothstep(1.0 - (after - stop + 1) / (ease + 1))
             later = fade > weights[after, leg]
             after, fade = after[later], fade[later]
             targets[after, leg] = target[-1]
             weights[after, leg] = fade
-            orientations[after, leg] = rotation[-1]
+            flat_to[after, leg] = flat_to[stop - 1, leg]
+            flat_share[after, leg] = flat_share[stop - 1, leg]
+    orientations = _slerp(own.reshape(-1, 3, 3), flat_to.reshape(-1, 3, 3), flat_share.reshape(-1)).reshape(
+        n, 2, 3, 3
+    )
 
-    drop = _pelvis_drop(motion, positions, targets, weights)
+    drop, short = _pelvis_drop(motion, positions, targets, weights)
+    # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
+    weights = weights * (1.0 - _smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
-    locked = place_ankles(lowered, targets, weights, orientations)
+    return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)
+
+
+def _settle_on_floor(
+    motion: Motion, weights: np.ndarray, joint_limits: Mapping[str, JointLimit] | None
+) -> Motion:
+    """The legs clamped into their limits and the swinging feet cleared, twice; then a last clamp,
+    and the root alone lifts whatever sole is still under the floor."""
+    table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
+    leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     for _ in range(_FLOOR_ROUNDS):
-        locked = _clear_swings(clamp_joint_limits(locked, limits=joint_limits), weights)
-    return locked
+        motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
+    return _raise_over_floor(clamp_joint_limits(motion, limits=leg_limits))
+
+
+def _raise_over_floor(motion: Motion) -> Motion:
+    """Raise the root where a sole is still below the floor: a crouched leg that cannot fold further,
+    or an ankle the last clamp turned back into range (the rotations, and so the limits, stay)."""
+    soles = _soles(motion.skeleton, *_ankles_and_toes(motion)).min(axis=(1, 2))
+    if soles.min() >= 0.0:
+        return motion
+    root = motion.root_translation.astype(np.float64, copy=True)
+    root[:, UP_AXIS] += _smooth_above(np.maximum(-soles, 0.0), motion.fps)
+    return motion.replace(root_translation=root, rotations=motion.rotations.copy())
+
+
+def _ankles_and_toes(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]``."""
+    positions, world = leg_kinematics(motion)
+    ankles = positions[:, ANKLE_COLUMNS]
+    skeleton = motion.skeleton
+    toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
+    return ankles, ankles + np.einsum("flij,lj->fli", world[:, ANKLE_COLUMNS], toe_offsets)
+
+
+def _soles(skeleton: Skeleton, ankles: np.ndarray, toes: np.ndarray) -> np.ndarray:
+    """Sole heights under each leg's ankle and toe, ``[frames, 2, 2]`` metres."""
+    clearance = sole_clearance_m(skeleton).reshape(2, 2)
+    return np.stack([ankles[..., UP_AXIS] - clearance[:, 0], toes[..., UP_AXIS] - clearance[:, 1]], axis=-1)
 
 
 def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
@@ -155,14 +203,9 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     raised onto it. The lift is smoothed like the root, never below what it must be.
     """
     n = motion.n_frames
-    positions, world = leg_kinematics(motion)
-    ankles = positions[:, ANKLE_COLUMNS]
-    skeleton = motion.skeleton
-    toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
-    toes = ankles + np.einsum("flij,lj->fli", world[:, ANKLE_COLUMNS], toe_offsets)
-    clearance = sole_clearance_m(skeleton).reshape(2, 2)
-    lowest = np.minimum(ankles[..., UP_AXIS] - clearance[:, 0], toes[..., UP_AXIS] - clearance[:, 1])
-    scale = body_scale(skeleton)
+    ankles, toes = _ankles_and_toes(motion)
+    lowest = _soles(motion.skeleton, ankles, toes).min(axis=2)
+    scale = body_scale(motion.skeleton)
     speed = np.maximum(_speed(ankles, motion.fps), _speed(toes, motion.fps)) if n > 1 else np.zeros((n, 2))
     swinging = np.clip((speed / scale - 0.8 * SWING_SPEED_M_S) / (0.4 * SWING_SPEED_M_S), 0.0, 1.0)
     swinging = _smoothstep(swinging) * (weights < 1.0)
@@ -198,16 +241,17 @@ def _smoothstep(t: np.ndarray) -> np.ndarray:
 
 
 def _slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``[n, 3, 3]`` a share ``t [n, 1]`` of the way from ``a`` to ``b``."""
-    return quat_to_mat(quat_slerp(mat_to_quat(a), mat_to_quat(b), t[:, 0]))
+    """Rotation matrices ``[n, 3, 3]`` a share ``t [n]`` of the way from ``a`` to ``b``."""
+    return quat_to_mat(quat_slerp(mat_to_quat(a), mat_to_quat(b), t))
 
 
 def _pelvis_drop(
     motion: Motion, positions: np.ndarray, targets: np.ndarray, weights: np.ndarray
-) -> np.ndarray:
-    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach,
+    and how far each leg's lock is still out of reach after it, ``[frames, 2]`` metres."""
     scale = body_scale(motion.skeleton)
-    need = np.zeros(motion.n_frames)
+    legs = np.zeros((motion.n_frames, 2))
     for leg in range(2):
         c = 4 * leg
         hip, knee, ankle = positions[:, c + 1], positions[:, c + 2], positions[:, c + 3]
@@ -217,9 +261,10 @@ def _pelvis_drop(
         across = np.linalg.norm(offset[:, HORIZONTAL_AXES], axis=1)
         below = hip[:, UP_AXIS] - wanted[:, UP_AXIS]
         room = np.sqrt(np.maximum(reach**2 - across**2, 0.0))
-        need = np.maximum(need, below - room)
-    need = np.clip(need, 0.0, MAX_PELVIS_DROP_M * scale)
-    return np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+        legs[:, leg] = np.where(across < reach, below - room, np.inf)
+    need = np.clip(legs.max(axis=1), 0.0, MAX_PELVIS_DROP_M * scale)
+    drop = np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+    return drop, np.maximum(legs - drop[:, None], 0.0)
 
 
 def _smooth_above(need: np.ndarray, fps: float) -> np.ndarray:

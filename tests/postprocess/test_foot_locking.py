@@ -13,6 +13,7 @@ from choreo.motion.contacts import sole_clearance_m
 from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.foot_locking import MAX_PELVIS_DROP_M, SWING_CLEARANCE_M, lock_feet
 from choreo.postprocess.ground import sole_heights_m
+from choreo.postprocess.joint_limits import count_limit_violations
 
 ANKLES = [SMPL.index("left_ankle"), SMPL.index("right_ankle")]
 
@@ -92,6 +93,9 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
     assert (drop >= -1e-9).all() and (drop <= MAX_PELVIS_DROP_M + 1e-9).all()
     assert _knee_angles_deg(locked).max() < 175.0
     np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])
+    # Held while the lowered pelvis lets the leg reach; beyond that the lock gives way and the foot follows.
+    ankle_z = joint_positions(locked)[:, ANKLES[0], 2]
+    assert abs(ankle_z[15] - ankle_z[0]) < 1e-3 and ankle_z[-1] - ankle_z[0] > 0.1
 
 
 def test_a_foot_sweeping_along_the_floor_swings_clear_of_it() -> None:
@@ -125,3 +129,20 @@ def test_contacts_of_another_motion_are_refused() -> None:
     motion = _gliding(0.1, 1.0, 30.0)
     with pytest.raises(ParameterError, match="do not match"):
         lock_feet(motion, ContactTrack(60.0, np.zeros((60, len(CONTACT_POINTS)), dtype=bool)))
+
+
+def test_a_crouch_too_deep_to_fold_further_is_raised_over_the_floor() -> None:
+    n = 30
+    rotations = np.zeros((n, 24, 3))
+    for side in ("left", "right"):
+        rotations[:, SMPL.index(f"{side}_hip"), 0] = np.deg2rad(-75.0)
+        rotations[:, SMPL.index(f"{side}_knee"), 0] = np.deg2rad(150.0)  # the IK's deepest bend
+        rotations[:, SMPL.index(f"{side}_ankle"), 0] = np.deg2rad(-75.0)
+    motion = Motion(30.0, np.zeros((n, 3)), rotations)
+    root = np.zeros((n, 3))
+    root[:, 1] = -sole_heights_m(motion).min() - 0.02  # both feet 2 cm into the floor
+    motion = motion.replace(root_translation=root)
+    out = lock_feet(motion, ContactTrack(30.0, np.zeros((n, len(CONTACT_POINTS)), dtype=bool)))
+    assert sole_heights_m(out).min() >= -1e-6
+    assert count_limit_violations(out) == 0
+    np.testing.assert_array_equal(out.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])

@@ -156,10 +156,14 @@ def test_a_blend_job_performs_on_the_cpu_like_the_embedded_path(stack: ServiceSt
     np.testing.assert_array_equal(stored.motion.to_array(), alone.motion.to_array())
     assert stored.plan == alone.plan and stored.plan.energy == "high"
     assert stored.provenance.synthesizer == "blend" and stored.provenance.library_sha256 == library.sha256
+    np.testing.assert_array_equal(stored.contacts.frames, alone.contacts.frames)  # contacts travel with it
     outcome, done = steps.finish(ctx, job.id)
     assert outcome == "finished" and done.summary.model_version.startswith("blend-")
     summary = DanceSummary.model_validate(ctx.storage.get_json(done.artifacts["json"]))
     assert summary.plan is not None and summary.plan.segments and summary.library_sha256 == library.sha256
+    finished = stored.contacts.resampled(options.fps, summary.frames)
+    assert summary.contacts is not None and summary.contacts.intervals_s == finished.intervals_s()
+    assert summary.contacts.intervals_s["left_heel"]  # a dance stands on its feet
 
 
 def test_a_stage_refuses_a_stored_output_that_does_not_validate(stack: ServiceStack) -> None:
