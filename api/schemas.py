@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pydantic import AnyHttpUrl, BaseModel, Field
 
-from choreo.contracts.summary import DanceBrief
+from choreo.contracts.summary import CueLine, DanceBrief
 from choreo.service.records import (
     INTENSITY_LEVELS,
+    ROUTINE_KINDS,
     SCOPES,
     ApiKeyRecord,
     JobOptions,
@@ -240,14 +241,23 @@ class RoutinePublic(BaseModel):
     style: str
     tempo_bpm: float
     duration_s: float
+    kind: str = Field(description=f"One of {', '.join(ROUTINE_KINDS)}.")
+    profile: str | None = Field(description="A workout's intensity profile.")
+    impact: str | None = Field(description="A workout's impact: low or high.")
     intensity: float = Field(description="Mean joint speed of the dance, m/s.")
-    intensity_level: str = Field(description=f"One of {', '.join(INTENSITY_LEVELS)}.")
+    intensity_level: str = Field(description=f"One of {', '.join(INTENSITY_LEVELS)}, from the MET value.")
+    met: float = Field(description="MET value from the motion (the Compendium-calibrated estimate).")
+    kcal_per_min: float
+    calibration: str
+    intensity_curve: list[float] = Field(description="A workout's target intensity per 8-count, 0 to 1.")
+    cue_sheet: list[CueLine] = Field(description="A workout's cue sheet, one line per 8-count.")
     created_at: float
     downloads: list[ArtifactLink] | None = None
     downloads_expire_at: float | None = None
 
     @classmethod
     def from_record(cls, r: RoutineRecord) -> RoutinePublic:
+        cues = r.sheet.cues if r.sheet is not None else []
         return cls(
             id=r.id,
             job_id=r.job_id,
@@ -256,8 +266,16 @@ class RoutinePublic(BaseModel):
             style=r.style,
             tempo_bpm=r.tempo_bpm,
             duration_s=r.duration_s,
+            kind=r.kind,
+            profile=r.profile,
+            impact=r.impact,
             intensity=r.intensity,
             intensity_level=r.intensity_level,
+            met=r.met,
+            kcal_per_min=r.kcal_per_min,
+            calibration=r.calibration,
+            intensity_curve=[c.target for c in cues if c.index > 0],
+            cue_sheet=list(cues),
             created_at=r.created_at,
         )
 

@@ -64,10 +64,14 @@ JSON
 chmod 600 "$RUN/s3.json"
 
 # -- Redis: use the running one, else start one that keeps an append-only file ------------------------------
-if ! port_open "$REDIS_PORT"; then
+if port_open "$REDIS_PORT"; then
+  REDIS_NOTE="the one already answering on 127.0.0.1:$REDIS_PORT, used as it is (its own persistence settings)"
+else
+  REDIS_NOTE="its own, append-only (fsync every second), data in $RUN/redis"
   command -v redis-server >/dev/null || { echo "dev_up: no Redis on $REDIS_PORT and no redis-server" >&2; exit 1; }
   mkdir -p "$RUN/redis"
-  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --appendonly yes --dir "$RUN/redis"
+  start redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --appendonly yes --appendfsync everysec \
+    --dir "$RUN/redis"
   wait_for Redis 20 port_open "$REDIS_PORT"
 fi
 
@@ -86,7 +90,9 @@ cd "$ROOT"
 # The Studio page at /studio/ uploads to and reads from S3 with presigned URLs: the API sets the
 # bucket's CORS rules to admit the page's origins. S3 listens on 127.0.0.1, which the browser reaches.
 export CHOREO_STUDIO_ORIGINS="http://$API_HOST:$API_PORT,http://localhost:$API_PORT"
-start api "$VENV_BIN/python" -m uvicorn --factory api.main:create_app --host "$API_HOST" --port "$API_PORT"
+# --no-proxy-headers: the API reads X-Forwarded-For itself, from CHOREO_TRUSTED_PROXIES only.
+start api "$VENV_BIN/python" -m uvicorn --factory api.main:create_app --host "$API_HOST" --port "$API_PORT" \
+  --no-proxy-headers
 CELERY=("$VENV_BIN/python" -m celery -A worker.app worker --loglevel=INFO --prefetch-multiplier=1
         --without-gossip --without-mingle)
 start cpu-worker "${CELERY[@]}" -Q cpu -P threads -c 2 -n "cpu-dev@%h"
@@ -109,6 +115,7 @@ Choreo is up.
   API:      http://$API_HOST:$API_PORT   (docs at http://$API_HOST:$API_PORT/docs)
   Studio:   http://$API_HOST:$API_PORT/studio/   (sign in with the key below)
   S3:       http://127.0.0.1:$S3_PORT  (SeaweedFS; keys in $RUN/secrets.env)
+  Redis:    $REDIS_NOTE
   logs:     $RUN/logs/
   callbacks are signed with the secret in $RUN/dev-callback-secret (loopback receivers allowed)
   API key:  $key

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from choreo.contracts.generated import GeneratedMotion
@@ -41,6 +43,7 @@ from choreo.service.records import (
     work_key,
 )
 from engines.runner import SongRunner
+from worker.isolated import run_isolated
 from worker.library_build import job_library
 
 __all__ = [
@@ -82,8 +85,11 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
     Every job is planned here, on a CPU worker, on the library it names (the team's own,
     :func:`worker.library_build.job_library`) or the shipped one; the song's features and
     the plan are stored together (``work/prepared.npz``, :class:`choreo.prepared.PreparedSong`)
-    for :func:`perform`.
+    for :func:`perform`. The decode and analysis run in a child that is killed once the stage
+    has run ``CHOREO_STAGE_TIMEOUT_S`` (:mod:`worker.isolated`): a song that hangs its decoder
+    fails with ``timeout`` and frees the worker's slot, in a threads pool too.
     """
+    deadline = time.monotonic() + ctx.settings.stage_timeout_s
     job = _live_job(ctx, job_id)
     if job is None:
         return SKIPPED
@@ -92,7 +98,11 @@ def prepare(ctx: ServiceContext, job_id: str) -> str:
         tmp = Path(tmp_name)
         song = tmp / f"{artifact_name(job.track_name)}.{job.track_ext}"
         ctx.storage.download_file(song_key(job.track_sha256, job.track_ext), song)
-        features = prepare_song(song, fps=native_fps(job.options.synth))
+        features = run_isolated(
+            partial(prepare_song, song, fps=native_fps(job.options.synth)),
+            timeout_s=deadline - time.monotonic(),
+            what="decoding the song",
+        )
         library = job_library(ctx, job.options.library)
         prepared = PreparedSong(features, plan_song(features, job.options, library))
         out = tmp / PREPARED

@@ -3,10 +3,11 @@
 Beat alignment on the beats of *another* song needs every song's tempo before
 the first dance is scored, and the retimed mocap needs the structure of the
 song window it was retimed onto; :class:`MusicPool` computes each once.
-Beats are the ones the planner dances to: the beats tracked in the song's
-features (one analysis for the plan and its score, so a better tracker moves
-both), and the structure is built from the same features
-(:func:`choreo.audio.structure.analyze_structure`), as the planner sees it.
+Beats and structure are one analysis, the planner's
+(:func:`choreo.audio.structure.analyze_structure` on the pipeline's features):
+a dance is scored on the beats it was planned on, and those are the beats the
+beat-truth benchmark ranks best (``bench/beats.py``, issue 20), not another
+tracker's.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class MusicPool:
         self._tempi: dict[str, float] | None = None
 
     def beats(self, name: str) -> np.ndarray:
-        """The song's beats, seconds: those of its features, which the planner dances to."""
-        return np.asarray(self._features_of(self._path(name)).beat_times, dtype=np.float64)
+        """The song's beats, seconds: those of its steady bars, as the planner follows them."""
+        return self.structure(name).beat_times
 
     def structure(self, name: str) -> MusicStructure:
         """The song's bars, energy and sections."""

@@ -60,7 +60,7 @@ _TABLE_EXTRA = {
 }
 """Issue 11's measures shown in the printed table (key: column name)."""
 
-_BODY_COLUMNS = ("pose_spread", "pose_spread_heading", "reach", "energy", "foot_skate")
+_BODY_COLUMNS = ("pose_spread", "pose_spread_heading", "reach", "energy", "foot_skate", "foot_contact")
 """Measures compared style by style with the mocap."""
 
 

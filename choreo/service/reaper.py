@@ -12,10 +12,12 @@ times fails its job as ``stalled``. A queued stage is never reaped: it has no
 lease because no worker has taken it yet, and waits its turn.
 
 Why the broker's visibility timeout stays too: the lease covers a stage from
-the moment a worker takes its message; the visibility timeout covers a message
-a worker received and died with before it took the lease, and a retry waiting
-out its countdown in a worker that died: kombu keeps those as unacknowledged
-and hands them out again after the timeout. What neither covers, a message
+the moment a worker takes its message; a message a worker received and died
+with before it took the lease, and a retry waiting out its countdown in a
+worker that died, the worker heartbeats cover (:mod:`choreo.service.liveness`:
+the reaper gives a dead worker's messages back within a TTL); the visibility
+timeout is the backstop behind them (kombu keeps those messages as
+unacknowledged and hands them out again after it). What neither covers, a message
 that no queue and no unacknowledged set holds (kombu's Redis transport pops a
 message before it records it as unacknowledged, so a worker killed or frozen in
 between takes it along; a next stage that could not be sent after its
@@ -45,6 +47,7 @@ from choreo.service.leases import (
     unlist,
     waiting_since,
 )
+from choreo.service.liveness import restore_dead
 from choreo.service.notify import notify_job_ended
 from choreo.service.queue import broker_messages, send_stage
 from choreo.service.records import JobState
@@ -147,7 +150,8 @@ def resend_unsent(ctx: ServiceContext, celery: Celery) -> list[Reaped]:
 
 
 def run_reaper(ctx: ServiceContext, celery: Celery, stop: threading.Event) -> None:
-    """Sweep every ``CHOREO_REAP_INTERVAL_S``, and look for unsent stages every quarter of the
+    """Give dead workers' messages back (:func:`choreo.service.liveness.restore_dead`) and sweep every
+    ``CHOREO_REAP_INTERVAL_S``, and look for unsent stages every quarter of the
     visibility timeout, until ``stop`` is set (a worker's thread); mutexes in Redis let one process
     of all do each."""
     interval = ctx.settings.reap_interval_s
@@ -156,6 +160,7 @@ def run_reaper(ctx: ServiceContext, celery: Celery, stop: threading.Event) -> No
     while not stop.wait(interval):
         try:
             if ctx.redis.set(ctx.key("reaper"), "1", nx=True, px=mutex_ms):
+                restore_dead(ctx, celery)
                 sweep(ctx, celery)
             if ctx.redis.set(ctx.key("reaper", "unsent"), "1", nx=True, px=scan_ms):
                 resend_unsent(ctx, celery)

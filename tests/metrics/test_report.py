@@ -19,6 +19,7 @@ def _row(
         duration_s=150.0,
         beat_align=0.25,
         foot_skate=skate,
+        foot_contact=0.6,
         pfc=1.0,
         jerk=jerk,
         freeze_ratio=freeze,

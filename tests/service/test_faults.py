@@ -16,6 +16,7 @@ still holds it (a frozen worker cannot end its stage).
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import signal
@@ -35,6 +36,7 @@ import soundfile as sf
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
 from choreo.service.keys import create_key
+from choreo.service.leases import read_run
 from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE
 from choreo.service.teams import rotate_callback_secret
 from tests.harness.localstack import LocalStack, free_ports
@@ -221,7 +223,7 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
     redis_dir.mkdir()
     redis_cmd = [
         "redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--dir", str(redis_dir),
-        "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+        "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",  # as compose runs it
     ]  # fmt: skip
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -387,3 +389,118 @@ def test_a_storage_write_failing_once_at_each_stage_boundary(
         task.apply(args=(job.id,))
     assert counter[0] > nth, f"the job made only {counter[0]} writes"
     faults.assert_all_done_once([job.id], callbacks=False)
+
+
+def _holders(faults: FaultStack) -> dict[str, set[str]]:
+    """Each worker's recorded messages (:mod:`choreo.service.liveness`): worker id -> delivery tags."""
+    ctx = faults.local.ctx
+    return {wid: ctx.redis.smembers(ctx.key("holds", wid)) for wid in ctx.redis.hkeys(ctx.key("workers"))}
+
+
+def _unacked_tag(faults: FaultStack, job_id: str) -> str | None:
+    """The delivery tag of the job's stage message that a worker received and has not acknowledged."""
+    for tag, raw in faults.local.ctx.redis.hgetall("unacked").items():
+        message = json.loads(raw)[0]
+        if json.loads(base64.b64decode(message["body"]))[0][0] == job_id:
+            return str(tag)
+    return None
+
+
+def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(faults: FaultStack) -> None:
+    """A stage message with a 25 s countdown (what a retry is) sits in a worker, received and not
+    leased; the worker is SIGKILLed. Its heartbeat lapses and the reaper puts the message back at
+    the head of its queue, where the other CPU worker takes it: within a lease TTL and a sweep, not
+    the broker's 60 s visibility timeout. The job then ends done, once."""
+    from choreo.service.jobs import create_job
+    from choreo.service.leases import queue_run
+    from choreo.service.queue import make_celery
+    from choreo.service.records import JobOptions, JobRecord, new_id
+    from choreo.service.tracks import get_track
+
+    faults.local.ensure_workers("cpu", 2)
+    ctx = faults.local.ctx
+    (sha,) = faults.upload(1)
+    track = get_track(ctx, "faults", sha)
+    options = JobOptions()
+    job = create_job(
+        ctx,
+        JobRecord(
+            id=new_id("job"),
+            team="faults",
+            track_sha256=sha,
+            track_ext=track.ext,
+            track_name=track.filename,
+            options=options,
+            fingerprint=options.fingerprint(sha),
+        ),
+    )
+    epoch = queue_run(ctx, job.id, TASK_PREPARE)
+    make_celery(ctx.settings).send_task(TASK_PREPARE, args=(job.id, epoch), queue="cpu", countdown=25)
+    deadline = time.monotonic() + 20
+    while not (tag := _unacked_tag(faults, job.id)) or not (
+        held := [wid for wid, tags in _holders(faults).items() if tag in tags]
+    ):
+        assert time.monotonic() < deadline, "no worker recorded the message"
+        time.sleep(0.05)
+    (dead,) = held
+    tags = {tag}
+    pid = int(dead.rsplit(":", 1)[1])
+    (name,) = [n for n, p in faults.local.processes.items() if p.pid == pid]
+    assert name.startswith("cpu-worker") and read_run(ctx, job.id).status == "queued"  # not leased
+    killed = time.monotonic()
+    faults.local.kill(name, signal.SIGKILL)
+    while not any(tags & t for wid, t in _holders(faults).items() if wid != dead):
+        assert time.monotonic() - killed < VISIBILITY_TIMEOUT_S, "the message did not come back"
+        time.sleep(0.05)
+    recovered_s = time.monotonic() - killed
+    print(f"a dead worker's unleased message was taken by another worker {recovered_s:.1f} s after SIGKILL")
+    assert recovered_s < 6 + 2 + 3, recovered_s  # a lease TTL, a reaper sweep, some slack
+    faults.assert_all_done_once([job.id], callbacks=False)
+    faults.local.restart(name)
+
+
+def test_a_sigkilled_append_only_redis_loses_no_acknowledged_submission(faults: FaultStack) -> None:
+    """Submissions go on from a thread while Redis (append-only, ``everysec``, as compose runs it)
+    is SIGKILLed and restarted: every job the API answered 202 for is in Redis after the restart
+    and ends done; what was refused meanwhile was refused with an error, not lost silently."""
+    (sha,) = faults.upload(1)
+    acked: list[str] = []
+    refused: list[int] = []
+    stop = threading.Event()
+
+    def submit() -> None:
+        seed = 0
+        with faults.client() as client:
+            while not stop.is_set():
+                seed += 1
+                body = {"tracks": [sha], "options": {"synth": "blend", "seed": seed, "formats": ["bvh"]}}
+                try:
+                    answer = client.post("/v1/jobs", json=body)
+                except httpx.HTTPError:
+                    refused.append(0)
+                    continue
+                if answer.status_code == 202:
+                    acked.extend(j["id"] for j in answer.json()["jobs"])
+                else:
+                    refused.append(answer.status_code)
+                time.sleep(0.25)
+
+    submitter = threading.Thread(target=submit, daemon=True)
+    submitter.start()
+    deadline = time.monotonic() + 60
+    while len(acked) < 6:
+        assert time.monotonic() < deadline, "the API acknowledged no submissions"
+        time.sleep(0.01)
+    faults.kill_redis()  # right after an acknowledgment, while more are being made
+    before = len(acked)
+    time.sleep(2)
+    faults.start_redis()
+    time.sleep(2)
+    stop.set()
+    submitter.join(timeout=60)
+    assert all(code == 0 or code >= 500 for code in refused), refused
+    ctx = faults.local.ctx
+    missing = [j for j in acked if ctx.redis.get(ctx.key("job", j)) is None]
+    assert not missing, f"{len(missing)} of {len(acked)} acknowledged jobs lost: {missing}"
+    assert len(acked) > before  # submissions were acknowledged after the restart too
+    faults.assert_all_done_once(acked, timeout_s=300, callbacks=False)
