@@ -6,6 +6,8 @@ carry another team's data or a key's secret hash.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import AnyHttpUrl, BaseModel, Field
 
 from choreo.contracts.summary import CueLine, DanceBrief
@@ -29,6 +31,9 @@ __all__ = [
     "BatchList",
     "BatchPublic",
     "CallbackSecretCreated",
+    "ERROR_RESPONSES",
+    "ErrorBody",
+    "ErrorDetail",
     "JobList",
     "JobPublic",
     "KeyCreate",
@@ -49,6 +54,25 @@ __all__ = [
     "UploadCreate",
     "UploadTicket",
 ]
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Machine-readable: not_found, invalid_key, rate_limited, fps, ...")
+    message: str = Field(description="For people: what was refused and why")
+
+
+class ErrorBody(BaseModel):
+    """The body of every 4xx and 5xx answer (:mod:`api.errors`)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    "4XX": {"model": ErrorBody, "description": "Refused; the code says why"},
+    "5XX": {"model": ErrorBody, "description": "A part of the service is down; try again"},
+}
+"""What every operation may answer besides its success, as the OpenAPI document declares it."""
 
 
 # -- tracks -------------------------------------------------------------------------------------------------
@@ -101,7 +125,9 @@ class SubmitCreate(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    tracks: list[str] = Field(min_length=1, description="SHA-256 of each track (an album: many).")
+    tracks: list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = Field(
+        min_length=1, description="SHA-256 of each track, lowercase hex (an album: many)."
+    )
     options: JobOptions = Field(default_factory=JobOptions)
     priority: int = Field(default=5, ge=0, le=9, description="9 runs first.")
     callback_url: AnyHttpUrl | None = Field(

@@ -29,8 +29,9 @@ and not on the plan's labels:
   8-count (mean squared joint speed, ``choreo eval``'s energy) and the profile's
   target there;
 - **flight and head below hips**: frames with no foot point on the floor (the
-  workout's strict rule) and with the library's airborne rule, frames with the
-  head under the pelvis;
+  workout's strict rule), with the library's airborne rule and by the dance's
+  contact track (``choreo.pipeline.finished_contacts``: neither foot down), frames
+  with the head under the pelvis;
 - **cue coverage**: the share of the music's 8-counts that have a cue.
 """
 
@@ -60,7 +61,7 @@ from choreo.motion import joint_positions  # noqa: E402
 from choreo.motion.contacts import airborne_frames  # noqa: E402
 from choreo.motion.mirror import mirror_permutation  # noqa: E402
 from choreo.motion.skeleton import SMPL  # noqa: E402
-from choreo.pipeline import perform_song, prepare_song  # noqa: E402
+from choreo.pipeline import finished_contacts, perform_song, prepare_song  # noqa: E402
 from choreo.runners import synth_runner  # noqa: E402
 from choreo.workout.curves import target_intensity  # noqa: E402
 from choreo.workout.safety import measure_safety  # noqa: E402
@@ -136,7 +137,7 @@ def _music_grid(structure) -> list[tuple[float, float]]:  # noqa: ANN001
     return out
 
 
-def measure(motion, plan, structure, profile: str) -> dict:  # noqa: ANN001
+def measure(motion, plan, structure, profile: str, contacts=None) -> dict:  # noqa: ANN001
     """The measures of the module docstring for one finished workout (or, without a plan's routine,
     the plain dance cut into the music's 8-counts)."""
     pos = joint_positions(motion)
@@ -194,6 +195,7 @@ def measure(motion, plan, structure, profile: str) -> dict:  # noqa: ANN001
         "intensity_correlation": round(float(np.corrcoef(energy, target)[0, 1]), 4),
         "flight_frames": safety.flight_frames,
         "airborne_frames_library_rule": int(airborne_frames(pos).sum()),
+        "contact_track_flight_frames": None if contacts is None else int((~contacts.feet.any(axis=1)).sum()),
         "head_below_hips_frames": safety.head_below_hips_frames,
         "floor_work_frames": safety.floor_work_frames,
         "limit_violations": safety.limit_violations,
@@ -220,28 +222,37 @@ def main() -> None:
     parser.add_argument("--impact", default="low")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--songs", type=int, default=len(HELD_OUT_SONGS))
+    parser.add_argument(
+        "--rotate", action="store_true", help="one profile per song, in turn (a quicker run than every pair)"
+    )
+    parser.add_argument(
+        "--baseline-songs", type=int, default=None, help="dance the first N songs plainly too"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "routines.json")
     args = parser.parse_args()
     library = shipped_library(args.library)
     runner = synth_runner("blend", library)
     rows = []
     started = time.perf_counter()
-    for song in HELD_OUT_SONGS[: args.songs]:
+    profiles = args.profiles.split(",")
+    for n, song in enumerate(HELD_OUT_SONGS[: args.songs]):
         path = args.music / song
         features = prepare_song(path, fps=runner.spec.native_fps)
         structure = analyze_structure(features)
         sha = song_sha256(path)
-        dance = perform_song(runner, features, RenderOptions(), library, song_sha256=sha)
-        base = measure(dance.motion, dance.choreography.plan, structure, "dance")
-        print(f"{song} dance: {base}", flush=True)
-        rows.append({"song": song, "profile": "dance (no --routine)", "seed": 0} | base)
-        for profile in args.profiles.split(","):
+        if args.baseline_songs is None or n < args.baseline_songs:
+            dance = perform_song(runner, features, RenderOptions(), library, song_sha256=sha)
+            base = measure(dance.motion, dance.choreography.plan, structure, "dance")
+            print(f"{song} dance: {base}", flush=True)
+            rows.append({"song": song, "profile": "dance (no --routine)", "seed": 0} | base)
+        for profile in [profiles[n % len(profiles)]] if args.rotate else profiles:
             for seed in range(args.seeds):
                 options = RenderOptions(routine=profile, impact=args.impact, seed=seed)
                 t0 = time.perf_counter()
                 workout = perform_song(runner, features, options, library, song_sha256=sha)
                 row = {"song": song, "profile": profile, "impact": args.impact, "seed": seed}
-                row |= measure(workout.motion, workout.choreography.plan, structure, profile)
+                contacts = finished_contacts(workout.generated, workout.motion)
+                row |= measure(workout.motion, workout.choreography.plan, structure, profile, contacts)
                 row["seconds"] = round(time.perf_counter() - t0, 1)
                 print(f"{song} {profile} seed {seed}: {row}", flush=True)
                 rows.append(row)
@@ -272,6 +283,7 @@ def _report(args: argparse.Namespace, rows: list[dict], started: float) -> dict:
             ),
             "flight_frames": sum(r["flight_frames"] for r in work),
             "airborne_frames_library_rule": sum(r["airborne_frames_library_rule"] for r in work),
+            "contact_track_flight_frames": sum(r["contact_track_flight_frames"] for r in work),
             "head_below_hips_frames": sum(r["head_below_hips_frames"] for r in work),
             "cue_coverage_min": min(r["cue_coverage"] for r in work),
         }

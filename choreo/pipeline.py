@@ -49,6 +49,7 @@ from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
 from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.facing import face_front
+from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
 from choreo.workout.planner import plan_workout
@@ -247,16 +248,20 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last. A low-impact workout keeps a foot on the floor in every
-    frame (:func:`choreo.workout.safety.keep_a_foot_down`).
+    the song's first second to its last. A workout (the plan's) is clamped to the joint limits
+    again after the feet are locked, and a low-impact one keeps a foot on the floor in every frame
+    (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
     motion = face_front(generated.motion)
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
     motion = postprocess(motion, contacts=finished_contacts(generated, motion))
-    if options.routine is not None and options.impact == "low":
-        motion = keep_a_foot_down(motion)
+    workout = generated.plan.routine if generated.plan is not None else None
+    if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
+        motion = clamp_joint_limits(motion)
+        if workout.impact == "low":
+            motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
 
 
@@ -312,7 +317,9 @@ def export_dance(
         mean_joint_speed_m_per_s=mean_joint_speed(positions, fps=motion.fps),
         motion_energy_m2_s2=motion_energy(positions, fps=motion.fps),
         routine=(
-            routine_sheet(motion, plan, body_mass_kg=options.body_mass_kg)
+            routine_sheet(
+                motion, plan, body_mass_kg=options.body_mass_kg, contacts=finished_contacts(generated, motion)
+            )
             if plan is not None and plan.routine is not None
             else None
         ),

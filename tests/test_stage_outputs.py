@@ -91,6 +91,7 @@ def test_the_summary_states_the_song_s_tempo_and_the_dancer_s_pulse_apart(tmp_pa
         options=RenderOptions(),
         files={},
         song_name="a",
+        contacts=generated.contacts,
     )
     assert (summary.tempo_bpm, summary.pulse_ratio, summary.pulse_bpm) == (180.0, 0.5, 90.0)
     assert len(summary.beat_times) == 4  # the song's beats, not the dancer's steps

@@ -7,7 +7,7 @@ phrase that fits. The 8-counts are grouped into blocks of four (a run's
 remainder makes its last blocks five or six long), so moves change only on
 16-count boundaries, never mid-phrase. Blocks go in turn: teach a move (the
 move repeated on its first side, then mirrored to the other: ``A A A' A'``),
-teach another, combine the two (``A B A' B'``), and again. Each taught move is
+teach another and a third, combine the last two (``B C B' C'``), and again. Each taught move is
 one 8-beat library phrase that passes the workout's rules
 (:func:`choreo.workout.safety.screen_phrases`) and was not danced before (no
 shared source second), chosen for the block's mean target intensity
@@ -38,9 +38,13 @@ from choreo.workout.curves import target_intensity
 from choreo.workout.moves import move_name
 from choreo.workout.safety import screen_phrases
 
-__all__ = ["BLOCK", "MOVE_BEATS", "plan_workout"]
+__all__ = ["BLOCK", "ENERGY_WEIGHT", "MIN_STYLE_MOVES", "MOVE_BEATS", "plan_workout"]
 
 MOVE_BEATS = 8
+MIN_STYLE_MOVES = 12
+"""A style with fewer safe 8-beat moves than this gives way to the style with the most."""
+ENERGY_WEIGHT = 40.0
+"""How much a move missing its block's target energy (by the pool's 5-95% range) costs against the rest."""
 BLOCK = 4
 """8-counts per block: a move twice on each side, or two moves in turn on each side."""
 
@@ -99,6 +103,14 @@ def _screened(library: PhraseLibrary, impact: str) -> tuple[np.ndarray, list[tup
     return entry[1], entry[2]
 
 
+def _pair_cost(library: PhraseLibrary, from_keys: np.ndarray, to_keys: np.ndarray) -> np.ndarray:
+    """:meth:`PhraseLibrary.transition_cost` of each pair ``(from_keys[i], to_keys[i])``, ``[n]``
+    (the diagonal alone: the whole matrix of a large pool would not fit in memory)."""
+    features = library.key_features_f32
+    cost = np.mean((features[from_keys] - features[to_keys]) ** 2, axis=-1) * 3
+    return np.where(library.key_floor[from_keys] != library.key_floor[to_keys], np.inf, cost)
+
+
 class _Chooser:
     """Picks the moves: the safe phrases, their costs, what the routine has used."""
 
@@ -114,6 +126,8 @@ class _Chooser:
         bounds = np.percentile(energy, [5, 95]) if safe.size else np.array([0.0, 1.0])
         self.e_lo, self.e_hi = float(bounds[0]), float(bounds[1])
         self.used_seconds: set[int] = set()
+        self.rounds = 0
+        """Times every safe move had been taught and the routine began teaching them again."""
         self.used_names: Counter[str] = Counter()
         self.names = {p: move_name(library, p) for p in safe.tolist()}
         first, last = library.phrase_seconds
@@ -134,13 +148,20 @@ class _Chooser:
         lib = self.lib
         pool = self.safe if beats is None else self.safe[lib.phrase_beats[self.safe] == beats]
         if fresh:
-            pool = np.array([p for p in pool.tolist() if not self.seconds[p] & self.used_seconds], dtype=int)
+            unused = np.array(
+                [p for p in pool.tolist() if not self.seconds[p] & self.used_seconds], dtype=int
+            )
+            if unused.size == 0 and pool.size:  # every safe move taught already: teach them again
+                self.used_seconds.clear()
+                self.rounds += 1
+                unused = pool
+            pool = unused
         if pool.size == 0:
             raise ParameterError(
                 "the library has too few phrases that pass the workout's rules for this song"
             )
         scale = max(self.e_hi - self.e_lo, 1e-9)
-        cost = 12.0 * ((self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale) ** 2
+        cost = ENERGY_WEIGHT * ((self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale) ** 2
         stretch = duration_s / lib.phrase_duration_s[pool]
         cost += (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
         cost += 4.0 * ((stretch < MIN_STRETCH) | (stretch > MAX_STRETCH))
@@ -148,12 +169,12 @@ class _Chooser:
         cost += 1.0 * (lib.phrase_style[pool] != self.style)
         end = lib.phrase_key[pool] + lib.phrase_beats[pool]
         start, twin = lib.phrase_key[pool], lib.phrase_key[lib.mirror_phrase[pool]]
-        loop = np.diagonal(lib.transition_cost(end, start)) + np.diagonal(lib.transition_cost(end, twin))
+        loop = _pair_cost(lib, end, start) + _pair_cost(lib, end, twin)
         cost += 0.5 * np.where(np.isfinite(loop), loop, 50.0)
         if after is not None:
-            into = lib.transition_cost(
-                np.array([int(lib.phrase_key[after] + lib.phrase_beats[after])]), start
-            )[0]
+            into = _pair_cost(
+                lib, np.full(start.size, int(lib.phrase_key[after] + lib.phrase_beats[after])), start
+            )
             cost += 0.5 * np.where(np.isfinite(into), into, 50.0)
         if fresh:
             cost += (
@@ -193,6 +214,16 @@ def plan_workout(
     bars = _bars(music)
     originals, reasons = _screened(library, impact)
     ok = np.array([not r for r in reasons])
+    moves = (library.phrase_beats[originals] == MOVE_BEATS) & ok
+    per_style = np.bincount(library.phrase_style[originals[moves]], minlength=len(library.styles))
+    style_note = None
+    if per_style[style_index] < MIN_STYLE_MOVES:
+        best = int(np.argmax(per_style))
+        style_note = (
+            f"the workout dances {library.styles[best]}: {int(per_style[style_index])} {style} moves pass "
+            f"its rules, {int(per_style[best])} {library.styles[best]} moves do"
+        )
+        style_index = best
     safe_originals = originals[ok]
     safe = np.concatenate([safe_originals, library.mirror_phrase[safe_originals]])
     safe = safe[safe >= 0]
@@ -224,7 +255,7 @@ def plan_workout(
     taught: list[int] = []
     counted_index = 0
     last_phrase: int | None = None
-    kinds_cycle = ("teach", "teach", "combine")
+    kinds_cycle = ("teach", "teach", "teach", "combine")
     n_blocks = 0
     for run in runs:
         if not run[0].counted:
@@ -248,8 +279,8 @@ def plan_workout(
             slots = run[i : i + size]
             span = float(np.median([bars.starts[s.bar + 2] - bars.starts[s.bar] for s in slots]))
             kind = (
-                kinds_cycle[n_blocks % 3]
-                if size == BLOCK or kinds_cycle[n_blocks % 3] == "teach"
+                kinds_cycle[n_blocks % len(kinds_cycle)]
+                if size == BLOCK or kinds_cycle[n_blocks % len(kinds_cycle)] == "teach"
                 else "teach"
             )
             if kind == "combine" and len(taught) >= 2:
@@ -296,6 +327,16 @@ def plan_workout(
         for p, rs in zip(originals.tolist(), reasons, strict=True)
         if rs and int(library.phrase_style[p]) == style_index and library.phrase_beats[p] == MOVE_BEATS
     )
+    if style_note is not None:
+        plan = replace(plan, notes=(*plan.notes, style_note))
+    if chooser.rounds:
+        plan = replace(
+            plan,
+            notes=(
+                *plan.notes,
+                f"every safe move was taught, then taught again ({chooser.rounds} times more)",
+            ),
+        )
     note = (
         f"workout ({profile}, {impact} impact): {int(ok.sum())} of {ok.size} library phrases pass its rules; "
         + ", ".join(f"{n} {r}" for r, n in counts.most_common())

@@ -59,7 +59,7 @@ MAX_SPINE_FLEXION_RAD = np.deg2rad(60.0)
 LIMIT_MARGIN_RAD = np.deg2rad(2.0)
 """A phrase must stay this far inside the joint limits (the post-processing clamps to the limits)."""
 MAX_TRAVEL_M = 1.0
-MAX_TURN_RAD = np.deg2rad(120.0)
+MAX_TURN_RAD = np.deg2rad(60.0)
 FLIGHT_TOLERANCE_M = 0.02
 """A phrase whose feet all rise at most this much above their contact heights (a heel lifting a
 little late) is low impact: :func:`keep_a_foot_down` lowers the finished body onto the floor there."""

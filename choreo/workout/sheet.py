@@ -15,6 +15,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from choreo.contracts.contacts import ContactTrack
 from choreo.contracts.plan import Plan
 from choreo.contracts.summary import CueLine, RoutineSheet
 from choreo.errors import ParameterError
@@ -35,8 +36,14 @@ def cue_energy(positions: np.ndarray, fps: float, spans_s: list[tuple[float, flo
     return out
 
 
-def routine_sheet(motion: Motion, plan: Plan, *, body_mass_kg: float) -> RoutineSheet:
+def routine_sheet(
+    motion: Motion, plan: Plan, *, body_mass_kg: float, contacts: ContactTrack | None = None
+) -> RoutineSheet:
     """The report of ``motion``, the finished dance of workout ``plan``.
+
+    ``contacts`` are the dance's foot contacts (:func:`choreo.pipeline.finished_contacts`): their
+    frames with neither foot down are counted too (``contact_track_flight_frames``), beside the
+    workout's own strict rule.
 
     Raises
     ------
@@ -78,7 +85,12 @@ def routine_sheet(motion: Motion, plan: Plan, *, body_mass_kg: float) -> Routine
         kcal_total=round(kcal_per_min(whole, body_mass_kg) * minutes, 1),
         intensity_level=intensity_level(whole),
         correlation_to_target=round(correlation, 4),
-        safety={k: v for k, v in asdict(safety).items() if k != "frames"},
+        safety={k: v for k, v in asdict(safety).items() if k != "frames"}
+        | (
+            {}
+            if contacts is None
+            else {"contact_track_flight_frames": int((~contacts.feet.any(axis=1)).sum())}
+        ),
         excluded=dict(routine.excluded),
         cues=lines,
     )

@@ -308,6 +308,33 @@ def test_advance_job_refuses_to_end_a_job(state: str) -> None:
         advance_job(ctx, "no-such-job", JobState(state))
 
 
+def test_routine_filters_tell_dances_from_workouts_by_impact_and_profile() -> None:
+    from choreo.service.records import RoutineRecord
+    from choreo.service.routines import RoutineFilter
+
+    base = {
+        "team": "t",
+        "job_id": "job_1",
+        "title": "x",
+        "style": "salsa",
+        "tempo_bpm": 120,
+        "duration_s": 60,
+    }
+    dance = RoutineRecord(id="rtn_1", **base, intensity=1.0, intensity_level="moderate")
+    workout = dance.model_copy(
+        update={"id": "rtn_2", "kind": "workout", "profile": "pyramid", "impact": "low"}
+    )
+    for flt, expected in (
+        (RoutineFilter(kind="workout"), ["rtn_2"]),
+        (RoutineFilter(kind="dance"), ["rtn_1"]),
+        (RoutineFilter(impact="low"), ["rtn_2"]),
+        (RoutineFilter(impact="high"), []),
+        (RoutineFilter(profile="pyramid", intensity="moderate"), ["rtn_2"]),
+        (RoutineFilter(profile="steady"), []),
+    ):
+        assert [r.id for r in (dance, workout) if flt.matches(r)] == expected, flt
+
+
 _PROXIES = parse_networks("10.0.0.0/8, 192.0.2.1")
 
 
