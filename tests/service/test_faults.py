@@ -16,7 +16,6 @@ still holds it (a frozen worker cannot end its stage).
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import signal
@@ -391,21 +390,6 @@ def test_a_storage_write_failing_once_at_each_stage_boundary(
     faults.assert_all_done_once([job.id], callbacks=False)
 
 
-def _holders(faults: FaultStack) -> dict[str, set[str]]:
-    """Each worker's recorded messages (:mod:`choreo.service.liveness`): worker id -> delivery tags."""
-    ctx = faults.local.ctx
-    return {wid: ctx.redis.smembers(ctx.key("holds", wid)) for wid in ctx.redis.hkeys(ctx.key("workers"))}
-
-
-def _unacked_tag(faults: FaultStack, job_id: str) -> str | None:
-    """The delivery tag of the job's stage message that a worker received and has not acknowledged."""
-    for tag, raw in faults.local.ctx.redis.hgetall("unacked").items():
-        message = json.loads(raw)[0]
-        if json.loads(base64.b64decode(message["body"]))[0][0] == job_id:
-            return str(tag)
-    return None
-
-
 def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(faults: FaultStack) -> None:
     """A stage message with a 25 s countdown (what a retry is) sits in a worker, received and not
     leased; the worker is SIGKILLed. Its heartbeat lapses and the reaper puts the message back at
@@ -437,19 +421,14 @@ def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(fa
     epoch = queue_run(ctx, job.id, TASK_PREPARE)
     make_celery(ctx.settings).send_task(TASK_PREPARE, args=(job.id, epoch), queue="cpu", countdown=25)
     deadline = time.monotonic() + 20
-    while not (tag := _unacked_tag(faults, job.id)) or not (
-        held := [wid for wid, tags in _holders(faults).items() if tag in tags]
-    ):
+    while (held := faults.local.message_holder(job.id)) is None:
         assert time.monotonic() < deadline, "no worker recorded the message"
         time.sleep(0.05)
-    (dead,) = held
-    tags = {tag}
-    pid = int(dead.rsplit(":", 1)[1])
-    (name,) = [n for n, p in faults.local.processes.items() if p.pid == pid]
+    name, _ = held
     assert name.startswith("cpu-worker") and read_run(ctx, job.id).status == "queued"  # not leased
     killed = time.monotonic()
     faults.local.kill(name, signal.SIGKILL)
-    while not any(tags & t for wid, t in _holders(faults).items() if wid != dead):
+    while (held := faults.local.message_holder(job.id)) is None or held[0] == name:
         assert time.monotonic() - killed < VISIBILITY_TIMEOUT_S, "the message did not come back"
         time.sleep(0.05)
     recovered_s = time.monotonic() - killed
