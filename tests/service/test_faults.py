@@ -4,9 +4,11 @@ Each test breaks one thing while short songs render: a worker SIGKILLed mid-stag
 (CPU, GPU) and restarted, or while another worker of its queue runs, a worker
 frozen (SIGSTOP) mid-stage, Redis killed and restarted, the S3 server stopped
 for 30 s, Redis emptied and rebuilt, a storage write failing once at each stage
-boundary. Each asserts that every job ended done (none stuck), storage and
-Redis agree, the BVH parses, one set of artifacts, and each job got exactly
-one callback.
+boundary, a worker SIGKILLed while it holds a message it has not leased (its
+heartbeat brings it back), and Redis (append-only, ``everysec``, as compose runs
+it) SIGKILLed while submissions go on (no acknowledged one may be lost). Each
+asserts that every job ended done (none stuck), storage and Redis agree, the
+BVH parses, one set of artifacts, and each job got exactly one callback.
 
 A worker is stopped mid-stage for certain, however short the stage (a 6 s
 song's generation takes under a second): :meth:`LocalStack.freeze_holder`
