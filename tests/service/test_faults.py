@@ -485,3 +485,33 @@ def test_a_sigkilled_append_only_redis_loses_no_acknowledged_submission(faults: 
     assert not missing, f"{len(missing)} of {len(acked)} acknowledged jobs lost: {missing}"
     assert len(acked) > before  # submissions were acknowledged after the restart too
     faults.assert_all_done_once(acked, timeout_s=300, callbacks=False)
+
+
+def test_a_submission_storage_refused_leaves_no_claim_behind(
+    faults: FaultStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A submission whose job record cannot be written (storage away) fails, and its claim on the
+    render goes with it: the soak found one such claim left in Redis for good per refused submit.
+    The same request made again is recorded and rendered."""
+    from choreo.errors import StorageError
+    from choreo.service.context import ServiceContext
+    from choreo.service.queue import make_celery
+    from choreo.service.records import JobOptions
+    from choreo.service.submit import submit_jobs
+
+    ctx = ServiceContext.from_settings(faults.local.ctx.settings)
+    (sha,) = faults.upload(1)
+    options = JobOptions(synth="blend", formats=["bvh"], seed=424242)
+    request = dict(team="faults", tracks=[sha], options=options, priority=5, callback_url=None, force=False)
+    celery = make_celery(ctx.settings)
+    monkeypatch.setattr(ctx.storage, "put_json", _failing_once(ctx.storage.put_json, 1, [0]))
+    with pytest.raises(StorageError):
+        submit_jobs(ctx, celery, **request)
+    assert not list(ctx.redis.scan_iter(match=ctx.key("dedup", "faults", "*"))) or all(
+        ctx.redis.get(key) and ctx.redis.exists(ctx.key("job", ctx.redis.get(key)))
+        for key in ctx.redis.scan_iter(match=ctx.key("dedup", "faults", "*"))
+    )
+    submitted = submit_jobs(ctx, celery, **request)
+    ((job, earlier),) = submitted.jobs
+    assert not earlier
+    faults.assert_all_done_once([job.id], callbacks=False)
