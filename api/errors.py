@@ -111,6 +111,9 @@ def install_error_handlers(app: FastAPI) -> None:
         problems = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            value = err.get("input")
+            if err.get("type") == "string_pattern_mismatch" and isinstance(value, str) and len(value) <= 80:
+                where = f"{where}: {value!r}"  # name the value that does not fit, as the service's checks do
             problems.append(f"{where}: {err.get('msg', 'invalid')}")
         return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
 

@@ -3,8 +3,10 @@
 A pure ASGI middleware, so nothing of a refused request's body is read:
 
 - under ``/v1/`` the bearer key is checked first (401 without a live key), then
-  the key's request limit (429), and failed authentications are counted per
-  client address, which is refused (429) once over its limit;
+  the key's request limit (429); failed authentications are counted per client
+  address (the peer, or what a trusted proxy forwarded: :mod:`choreo.service.forwarded`),
+  and once over its limit that address's requests without a valid key get 429,
+  while a valid key is still served;
 - every request's body is limited: a declared ``Content-Length`` over the
   route's limit is refused at once (413), and the bytes that arrive are counted
   so a body that claims less (or is chunked) is cut off at the limit too.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import NoReturn
 
 from redis.exceptions import RedisError
 from starlette.concurrency import run_in_threadpool
@@ -28,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import ApiError, BodyTooLarge, error_response
 from choreo.service.context import ServiceContext
+from choreo.service.forwarded import client_address
 from choreo.service.keys import verify_key
 from choreo.service.ratelimit import auth_failures_exceeded, count_auth_failure, take_request
 from choreo.service.records import ApiKeyRecord
@@ -67,33 +71,27 @@ def body_limit(settings: ServiceSettings, method: str, path: str) -> int:
 
 
 def authenticate(ctx: ServiceContext, authorization: str | None, address: str) -> ApiKeyRecord:
-    """The live key of a request, after the address's and the key's limits.
+    """The live key of a request, after the key's limit; a request without one counts against its address.
+
+    A valid key is served whatever its address has done: behind a proxy or a NAT many clients
+    share one address, and one of them sending bad keys must not shut the others out. What the
+    address limit throttles is trying keys: once an address has failed ``auth_failures_per_minute``
+    times in the window, its requests without a valid key get 429 instead of 401 until the window
+    ends. (A key's secret is 256 random bits, so telling 429 from 200 does not make guessing one
+    feasible; the limit keeps scanning slow and cheap to refuse.)
 
     Raises
     ------
     ApiError
-        401 without a live key, 429 over the address's failed-authentication
-        limit or the key's request limit.
+        401 without a live key, 429 without one from an address over its failed-authentication
+        limit, or 429 over the key's request limit.
     """
     settings = ctx.settings
-    wait_s = auth_failures_exceeded(ctx, address, settings.auth_failures_per_minute)
-    if wait_s is not None:
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"too many failed authentications from this address; retry in {wait_s} s",
-            headers={"Retry-After": str(wait_s)},
-        )
     scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        count_auth_failure(ctx, address)
-        raise ApiError(
-            401, "unauthenticated", "send an API key as 'Authorization: Bearer <key>'", headers=_CHALLENGE
-        )
-    key = verify_key(ctx, token.strip())
+    well_formed = scheme.lower() == "bearer" and bool(token.strip())
+    key = verify_key(ctx, token.strip()) if well_formed else None
     if key is None:
-        count_auth_failure(ctx, address)
-        raise ApiError(401, "invalid_key", "the API key is unknown, malformed or revoked", headers=_CHALLENGE)
+        _refuse_unauthenticated(ctx, address, well_formed)
     limit = key.rate_limit_per_minute or settings.rate_limit_per_minute
     allowed, retry_after_s = take_request(ctx, key.id, limit)
     if not allowed:
@@ -104,6 +102,24 @@ def authenticate(ctx: ServiceContext, authorization: str | None, address: str) -
             headers={"Retry-After": str(retry_after_s)},
         )
     return key
+
+
+def _refuse_unauthenticated(ctx: ServiceContext, address: str, well_formed: bool) -> NoReturn:
+    """Count a failed authentication from ``address`` and refuse it: 429 past its limit, else 401."""
+    wait_s = auth_failures_exceeded(ctx, address, ctx.settings.auth_failures_per_minute)
+    if wait_s is not None:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many failed authentications from this address; retry in {wait_s} s",
+            headers={"Retry-After": str(wait_s)},
+        )
+    count_auth_failure(ctx, address)
+    if not well_formed:
+        raise ApiError(
+            401, "unauthenticated", "send an API key as 'Authorization: Bearer <key>'", headers=_CHALLENGE
+        )
+    raise ApiError(401, "invalid_key", "the API key is unknown, malformed or revoked", headers=_CHALLENGE)
 
 
 class RequestGuard:
@@ -121,7 +137,9 @@ class RequestGuard:
         limit = body_limit(self.ctx.settings, scope["method"], scope["path"])
         try:
             if needs_key(scope["method"], scope["path"], headers.get("authorization")):
-                address = scope["client"][0] if scope.get("client") else "unknown"
+                peer = scope["client"][0] if scope.get("client") else "unknown"
+                trusted = self.ctx.settings.trusted_proxy_networks
+                address = client_address(peer, headers.get("x-forwarded-for"), trusted)
                 key = await run_in_threadpool(authenticate, self.ctx, headers.get("authorization"), address)
                 scope.setdefault("state", {})["api_key"] = key
             declared = headers.get("content-length")

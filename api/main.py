@@ -14,7 +14,9 @@ from fastapi import FastAPI
 from api.errors import install_error_handlers
 from api.guard import RequestGuard
 from api.metrics import install_metrics
+from api.openapi_links import install_links
 from api.routes import audio, batches, health, jobs, keys, libraries, me, routines, studio, tracks
+from api.schemas import ERROR_RESPONSES
 from choreo import __version__
 from choreo.service.context import ServiceContext, get_context
 from choreo.service.queue import make_celery
@@ -39,6 +41,7 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
         version=__version__,
         description="Songs in, beat-synchronous 3D dances out. Send `Authorization: Bearer <key>`.",
         lifespan=lifespan,
+        responses=ERROR_RESPONSES,
     )
     app.state.ctx = ctx
     app.state.celery = make_celery(ctx.settings, name="choreo-api")
@@ -46,6 +49,7 @@ def create_app(ctx: ServiceContext | None = None) -> FastAPI:
     # The guard runs inside the metrics middleware, so refused requests are counted too.
     app.add_middleware(RequestGuard, ctx=ctx)
     install_metrics(app, ctx, app.state.celery)
+    install_links(app)
     for module in (health, tracks, jobs, audio, batches, routines, keys, me, studio, libraries):
         app.include_router(module.router)
     studio.install_studio(app, studio.studio_dir(ctx.settings.studio_dir))

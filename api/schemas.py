@@ -6,11 +6,14 @@ carry another team's data or a key's secret hash.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import AnyHttpUrl, BaseModel, Field
 
-from choreo.contracts.summary import DanceBrief
+from choreo.contracts.summary import CueLine, DanceBrief
 from choreo.service.records import (
     INTENSITY_LEVELS,
+    ROUTINE_KINDS,
     SCOPES,
     ApiKeyRecord,
     JobOptions,
@@ -28,6 +31,9 @@ __all__ = [
     "BatchList",
     "BatchPublic",
     "CallbackSecretCreated",
+    "ERROR_RESPONSES",
+    "ErrorBody",
+    "ErrorDetail",
     "JobList",
     "JobPublic",
     "KeyCreate",
@@ -48,6 +54,25 @@ __all__ = [
     "UploadCreate",
     "UploadTicket",
 ]
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Machine-readable: not_found, invalid_key, rate_limited, fps, ...")
+    message: str = Field(description="For people: what was refused and why")
+
+
+class ErrorBody(BaseModel):
+    """The body of every 4xx and 5xx answer (:mod:`api.errors`)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    "4XX": {"model": ErrorBody, "description": "Refused; the code says why"},
+    "5XX": {"model": ErrorBody, "description": "A part of the service is down; try again"},
+}
+"""What every operation may answer besides its success, as the OpenAPI document declares it."""
 
 
 # -- tracks -------------------------------------------------------------------------------------------------
@@ -100,7 +125,9 @@ class SubmitCreate(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    tracks: list[str] = Field(min_length=1, description="SHA-256 of each track (an album: many).")
+    tracks: list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = Field(
+        min_length=1, description="SHA-256 of each track, lowercase hex (an album: many)."
+    )
     options: JobOptions = Field(default_factory=JobOptions)
     priority: int = Field(default=5, ge=0, le=9, description="9 runs first.")
     callback_url: AnyHttpUrl | None = Field(
@@ -240,14 +267,23 @@ class RoutinePublic(BaseModel):
     style: str
     tempo_bpm: float
     duration_s: float
+    kind: str = Field(description=f"One of {', '.join(ROUTINE_KINDS)}.")
+    profile: str | None = Field(description="A workout's intensity profile.")
+    impact: str | None = Field(description="A workout's impact: low or high.")
     intensity: float = Field(description="Mean joint speed of the dance, m/s.")
-    intensity_level: str = Field(description=f"One of {', '.join(INTENSITY_LEVELS)}.")
+    intensity_level: str = Field(description=f"One of {', '.join(INTENSITY_LEVELS)}, from the MET value.")
+    met: float = Field(description="MET value from the motion (the Compendium-calibrated estimate).")
+    kcal_per_min: float
+    calibration: str
+    intensity_curve: list[float] = Field(description="A workout's target intensity per 8-count, 0 to 1.")
+    cue_sheet: list[CueLine] = Field(description="A workout's cue sheet, one line per 8-count.")
     created_at: float
     downloads: list[ArtifactLink] | None = None
     downloads_expire_at: float | None = None
 
     @classmethod
     def from_record(cls, r: RoutineRecord) -> RoutinePublic:
+        cues = r.sheet.cues if r.sheet is not None else []
         return cls(
             id=r.id,
             job_id=r.job_id,
@@ -256,8 +292,16 @@ class RoutinePublic(BaseModel):
             style=r.style,
             tempo_bpm=r.tempo_bpm,
             duration_s=r.duration_s,
+            kind=r.kind,
+            profile=r.profile,
+            impact=r.impact,
             intensity=r.intensity,
             intensity_level=r.intensity_level,
+            met=r.met,
+            kcal_per_min=r.kcal_per_min,
+            calibration=r.calibration,
+            intensity_curve=[c.target for c in cues if c.index > 0],
+            cue_sheet=list(cues),
             created_at=r.created_at,
         )
 

@@ -22,12 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from choreo.audio.formats import AUDIO_SUFFIXES
-from choreo.audio.structure import analyze_structure
-from choreo.metrics.music_beats import librosa_beat_times
-from choreo.pipeline import prepare_song
-
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.beat_truth.trackers import librosa_beat_times  # noqa: E402
+from choreo.audio.formats import AUDIO_SUFFIXES  # noqa: E402
+from choreo.audio.structure import analyze_structure  # noqa: E402
+from choreo.pipeline import prepare_song  # noqa: E402
+
 TOLERANCE_S = 0.07
 """Two beats agree when they are this close (a little over two frames at 30 fps)."""
 

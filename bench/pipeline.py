@@ -13,13 +13,23 @@ Each stage is timed in wall seconds and in CPU seconds of the process
 (``cpu_s``): on a shared machine the wall time measures the queue as much as
 the code. The load average before and after the run is recorded beside them.
 Results are machine-dependent: compare ratios within one run.
+
+``--cold-cli`` measures what a new user pays instead: ``choreo render`` of the
+3-minute song as a fresh process, ``--repeats`` times per list of formats (BVH
+alone; BVH, FBX and GLB), its CPU seconds (user + system, from the kernel's
+accounting of the finished child). With ``--before CHECKOUT`` (another checkout
+of this repository, say the commit before a change) the same commands run from
+it too, alternating with this tree's so that both see the same load, and every
+file written is compared byte for byte (the JSON summary without its timings).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,11 +148,80 @@ def _twenty_minute_song(folder: Path) -> Path:
     return path
 
 
+COLD_FORMATS = ("bvh", "bvh,fbx,glb")
+
+
+def _cold_cli_cpu_s(checkout: Path, song: Path, formats: str, out: Path) -> float:
+    """CPU seconds of one ``choreo render`` run as a fresh process from ``checkout``."""
+    before = os.times()
+    subprocess.run(
+        [sys.executable, "-m", "choreo.cli.main", "render", str(song), "-o", str(out), "--formats", formats],
+        check=True,
+        capture_output=True,
+        cwd=checkout,
+        env=os.environ | {"PYTHONPATH": str(checkout)},
+    )
+    after = os.times()
+    return (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def _files_equal(a: Path, b: Path) -> dict[str, bool]:
+    """Which of the files in ``a`` are byte-identical in ``b`` (a JSON summary without ``timings_s``)."""
+    same = {}
+    for left in sorted(a.iterdir()):
+        right = b / left.name
+        if left.suffix == ".json":
+            same[left.name] = _untimed(left) == _untimed(right)
+        else:
+            same[left.name] = right.exists() and left.read_bytes() == right.read_bytes()
+    return same
+
+
+def _untimed(path: Path) -> dict:
+    summary = json.loads(path.read_text())
+    summary.pop("timings_s", None)
+    return summary
+
+
+def _summary(values: list[float]) -> dict:
+    return {
+        "runs": [round(v, 3) for v in values],
+        "min": round(min(values), 3),
+        "median": round(statistics.median(values), 3),
+    }
+
+
+def cold_cli(repeats: int, before: Path | None) -> dict:
+    """Cold ``choreo render`` of the 3-minute song, this tree against ``before`` (optional)."""
+    song = SONGS["3min"]
+    trees = {"after": REPO} | ({"before": before.resolve()} if before else {})
+    results: dict = {"song": song.name, "repeats": repeats, "load_average_before": _load(), "formats": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for formats in COLD_FORMATS:
+            cpu: dict[str, list[float]] = {name: [] for name in trees}
+            for _ in range(repeats):
+                for name, checkout in trees.items():
+                    cpu[name].append(_cold_cli_cpu_s(checkout, song, formats, Path(tmp) / name))
+            entry: dict = {name: _summary(values) for name, values in cpu.items()}
+            if before:
+                entry["median_ratio_after_to_before"] = round(
+                    statistics.median(cpu["after"]) / statistics.median(cpu["before"]), 3
+                )
+                entry["byte_identical"] = _files_equal(Path(tmp) / "before", Path(tmp) / "after")
+            results["formats"][formats] = entry
+            print(f"cold choreo render --formats {formats}: {json.dumps(entry)}", file=sys.stderr)
+    results["load_average_after"] = _load()
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "pipeline.json")
     parser.add_argument("--formats", default="bvh")
     parser.add_argument("--synth", default="blend", choices=("blend", "model"))
+    parser.add_argument("--cold-cli", action="store_true", help="time cold `choreo render` runs instead")
+    parser.add_argument("--before", type=Path, default=None, help="--cold-cli: a checkout to compare with")
+    parser.add_argument("--repeats", type=int, default=5, help="--cold-cli: runs per tree and formats")
     parser.add_argument(
         "--child", nargs=4, metavar=("SONG", "REPEATS", "FORMATS", "SYNTH"), help=argparse.SUPPRESS
     )
@@ -151,10 +230,16 @@ def main() -> None:
         song, repeats, formats, synth = args.child
         print(json.dumps(child_run(Path(song), int(repeats), tuple(formats.split(",")), synth)))
         return
+    if args.cold_cli:
+        out = args.out if args.out != parser.get_default("out") else args.out.with_name("cold_render.json")
+        cold = cold_cli(args.repeats, args.before)
+        out.write_text(json.dumps({"machine": _machine(), "when": _now()} | cold, indent=2) + "\n")
+        print(out)
+        return
 
     results: dict = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": _cpus()},
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": _machine(),
+        "when": _now(),
         "load_average_before": _load(),
         "formats": args.formats,
         "synth": args.synth,
@@ -192,15 +277,19 @@ def main() -> None:
     print(args.out)
 
 
-def _load() -> list[float]:
-    import os
+def _machine() -> dict:
+    return {"platform": platform.platform(), "processor": platform.processor(), "cpus": _cpus()}
 
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
 def _cpus() -> int:
-    import os
-
     return len(os.sched_getaffinity(0))
 
 

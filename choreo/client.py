@@ -57,7 +57,8 @@ class ChoreoClient:
     ----------
     api_url : the service's base URL; default ``$CHOREO_API_URL`` or http://127.0.0.1:8000
     api_key : the key; default ``$CHOREO_API_KEY``
-    timeout_s : per-request timeout
+    timeout_s : per-request timeout; for a song's or an artifact's transfer, the longest wait for one
+        read or write (a big file may take longer in all, a stalled connection does not hang)
     presigned_from_bytes : songs at least this big go through a presigned upload
     """
 
@@ -122,7 +123,7 @@ class ChoreoClient:
             json={"filename": path.name, "sha256": _file_sha256(path), "size_bytes": size},
         )
         with path.open("rb") as fh:
-            put = httpx.put(ticket["url"], content=fh, headers=ticket["headers"], timeout=None)
+            put = httpx.put(ticket["url"], content=fh, headers=ticket["headers"], timeout=self._http.timeout)
         if put.status_code >= 300:
             raise ApiError(
                 put.status_code, "upload_failed", f"storage refused the upload of {path}: {put.text[:300]}"
@@ -222,7 +223,7 @@ class ChoreoClient:
         written = []
         for link in self.artifacts(job_id)["artifacts"]:
             target = out / Path(link["filename"]).name
-            with httpx.stream("GET", link["url"], timeout=None) as answer:
+            with httpx.stream("GET", link["url"], timeout=self._http.timeout) as answer:
                 if answer.status_code != 200:
                     raise ApiError(
                         answer.status_code, "download_failed", f"{link['filename']}: {answer.status_code}"
@@ -241,7 +242,8 @@ class ChoreoClient:
         return self._request("POST", "/v1/routines", json=body)
 
     def routines(self, **filters: Any) -> dict[str, Any]:
-        """Find routines by tag, style, intensity, tempo_min/max_bpm and duration_min/max_s."""
+        """Find routines by tag, style, intensity (light, moderate, vigorous), kind (dance, workout), impact,
+        profile, tempo_min/max_bpm and duration_min/max_s."""
         return self._request(
             "GET", "/v1/routines", params={k: v for k, v in filters.items() if v is not None}
         )

@@ -32,21 +32,29 @@ from choreo.choreography.music_character import music_character
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.style_choice import choose_style, nearest_style
 from choreo.contracts.choices import STYLES
+from choreo.contracts.contacts import ContactTrack
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan
 from choreo.contracts.provenance import Provenance
+from choreo.contracts.routine import parse_profile
 from choreo.contracts.summary import DanceSummary
 from choreo.contracts.timing import frames_for_duration
 from choreo.errors import EngineError, ParameterError
 from choreo.generate import song_inputs
+from choreo.metrics.freeze import motion_energy
 from choreo.metrics.speed import mean_joint_speed
 from choreo.motion import Motion, joint_positions
 from choreo.motion.resample import resample
 from choreo.postprocess import in_place, postprocess
+from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.facing import face_front
+from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
+from choreo.workout.planner import plan_workout
+from choreo.workout.safety import keep_a_foot_down
+from choreo.workout.sheet import routine_sheet
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
 
@@ -61,6 +69,7 @@ __all__ = [
     "RenderResult",
     "export_dance",
     "finish_motion",
+    "finished_contacts",
     "generate_motion",
     "perform_song",
     "plan_song",
@@ -102,7 +111,8 @@ def prepare_song(path: Path, *, fps: int | None = None, settings: Settings | Non
 
 
 def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLibrary) -> Plan:
-    """Plan the dance on the song's bars in the style ``options`` ask for (or ``auto`` chooses).
+    """Plan the dance on the song's bars in the style ``options`` ask for (or ``auto`` chooses); a
+    workout (``options.routine``) is planned in 8-counts by :func:`choreo.workout.planner.plan_workout`.
 
     Raises
     ------
@@ -112,7 +122,20 @@ def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLi
     structure = analyze_structure(features)
     music = music_character(features, structure)
     choice = choose_style(options.style, library, music=music, duration_s=features.duration_s)
-    plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
+    if options.routine is not None:
+        profile, curve = parse_profile(options.routine)
+        plan = plan_workout(
+            library,
+            structure,
+            style=choice.style,
+            profile=profile,
+            curve=curve,
+            impact=options.impact,
+            energy=options.energy,
+            seed=options.seed,
+        )
+    else:
+        plan = plan_dance(library, structure, style=choice.style, energy=options.energy, seed=options.seed)
     return plan if choice.note is None else replace(plan, notes=(*plan.notes, choice.note))
 
 
@@ -214,23 +237,38 @@ def generate_motion(
         library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    return GeneratedMotion(motion, provenance, features.timing, choreography.plan)
+    return GeneratedMotion(motion, provenance, features.timing, choreography.plan, detect_contacts(motion))
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     """Turn a raw dance to face +Z, bring it to the requested frame rate, and post-process it.
 
+    The feet are locked by the performed dance's contacts (:func:`finished_contacts`),
+    the same track the summary reports.
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last.
+    the song's first second to its last. A workout (the plan's) is clamped to the joint limits
+    again after the feet are locked, and a low-impact one keeps a foot on the floor in every frame
+    (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
     motion = face_front(generated.motion)
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
-    motion = postprocess(motion)
+    motion = postprocess(motion, contacts=finished_contacts(generated, motion))
+    workout = generated.plan.routine if generated.plan is not None else None
+    if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
+        motion = clamp_joint_limits(motion)
+        if workout.impact == "low":
+            motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
+
+
+def finished_contacts(generated: GeneratedMotion, motion: Motion) -> ContactTrack:
+    """The raw dance's contacts at the finished dance's fps and frame count (what the clean-up locks
+    the feet by, and what the summary reports)."""
+    return generated.contacts.resampled(motion.fps, motion.n_frames)
 
 
 def export_dance(
@@ -270,14 +308,25 @@ def export_dance(
         fmt: write_file(fmt, motion, out_dir / f"{name}.{fmt}", request)
         for fmt in (*options.formats, CONTACT_SHEET_FORMAT)
     }
+    positions = joint_positions(motion)
+    plan = generated.plan
     summary = DanceSummary.describe(
         generated,
         frames=motion.n_frames,
         fps=motion.fps,
-        mean_joint_speed_m_per_s=mean_joint_speed(joint_positions(motion), fps=motion.fps),
+        mean_joint_speed_m_per_s=mean_joint_speed(positions, fps=motion.fps),
+        motion_energy_m2_s2=motion_energy(positions, fps=motion.fps),
+        routine=(
+            routine_sheet(
+                motion, plan, body_mass_kg=options.body_mass_kg, contacts=finished_contacts(generated, motion)
+            )
+            if plan is not None and plan.routine is not None
+            else None
+        ),
         options=options,
         files=files,
         song_name=song_name or name,
+        contacts=finished_contacts(generated, motion),
     )
     return ExportedDance(files, summary)
 

@@ -34,4 +34,5 @@ RUN pip install --upgrade pip && if [ -n "$EXTRAS" ]; then pip install ".[${EXTR
 RUN useradd --create-home --uid 10001 choreo
 USER choreo
 EXPOSE 8000
-CMD ["uvicorn", "--factory", "api.main:create_app", "--host", "0.0.0.0", "--port", "8000"]
+# --no-proxy-headers: the API reads X-Forwarded-For itself, from CHOREO_TRUSTED_PROXIES only.
+CMD ["uvicorn", "--factory", "api.main:create_app", "--host", "0.0.0.0", "--port", "8000", "--no-proxy-headers"]

@@ -273,10 +273,10 @@ class SequenceBatcher:
                     return
                 batch = self._admit_and_evict()
             launched = self._launch(batch) if batch else None
-            if in_flight is not None:
-                self._deliver(in_flight)
-            if launched is not None and launched.pending is None:  # the call failed: one song at a time
-                self._isolate(launched)
+            if in_flight is not None and in_flight.pending is not None:
+                self._deliver(in_flight.spans, in_flight.pending)
+            if launched is not None and launched.inputs is not None:  # the call failed: one song at a time
+                self._isolate(launched.spans, launched.inputs)
                 launched = None
             in_flight = launched
 
@@ -310,26 +310,24 @@ class SequenceBatcher:
                     self._release(song)
         return _Call(spans, pending, None)
 
-    def _deliver(self, call: _Call) -> None:
+    def _deliver(self, spans: list[tuple[_Song, int, int]], pending: PendingPoses) -> None:
         """Wait for a launched call's poses and give each song its rows; end the songs they complete."""
-        assert call.pending is not None
         start = time.perf_counter()
         try:
-            poses = call.pending.wait()
+            poses = pending.wait()
         except Exception as exc:  # the engine failed after the launch: its songs' state is lost
-            for song, _, _ in call.spans:
+            for song, _, _ in spans:
                 self._fail(song, exc)
             return
         finally:
             self.stats.engine_s += time.perf_counter() - start
-        self._hand_out(call.spans, poses)
+        self._hand_out(spans, poses)
 
-    def _isolate(self, call: _Call) -> None:
+    def _isolate(self, spans: list[tuple[_Song, int, int]], inputs: dict[str, np.ndarray]) -> None:
         """Run a failed call's songs one at a time, so that only the song that breaks it fails."""
-        assert call.inputs is not None
-        for row, (song, lo, hi) in enumerate(call.spans):
+        for row, (song, lo, hi) in enumerate(spans):
             self.stats.isolation_retries += 1
-            single = {name: value[row : row + 1] for name, value in call.inputs.items()}
+            single = {name: value[row : row + 1] for name, value in inputs.items()}
             try:
                 poses, new_state = self.engine.run(single, self._rows.take(self._pool, [song.slot]))
             except Exception as exc:

@@ -93,11 +93,9 @@ def write_contact_sheet(
     Path
         ``path``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a bare Figure (no pyplot: its import and backend machinery cost a cold render more than the drawing)
     from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
 
     frames = contact_sheet_frames(motion, times_s, max_panels)
     # the joints of the drawn frames only, unless the height strip needs every frame's
@@ -117,7 +115,7 @@ def write_contact_sheet(
     strip_in = _STRIP_IN if height_plot else 0.0
     poses_in = pose_rows * _PANEL_M[1] * _INCH_PER_M
     width_in, height_in = cols * _PANEL_M[0] * _INCH_PER_M, poses_in + top_in + strip_in
-    fig = plt.figure(figsize=(width_in, height_in))
+    fig = Figure(figsize=(width_in, height_in))
     ax = fig.add_axes((0.0, strip_in / height_in, 1.0, poses_in / height_in))
     ax.set_axis_off()
     ax.set_xlim(0.0, cols * _PANEL_M[0])
@@ -155,7 +153,6 @@ def write_contact_sheet(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
-    plt.close(fig)
     return path
 
 

@@ -90,7 +90,9 @@ cd "$ROOT"
 # The Studio page at /studio/ uploads to and reads from S3 with presigned URLs: the API sets the
 # bucket's CORS rules to admit the page's origins. S3 listens on 127.0.0.1, which the browser reaches.
 export CHOREO_STUDIO_ORIGINS="http://$API_HOST:$API_PORT,http://localhost:$API_PORT"
-start api "$VENV_BIN/python" -m uvicorn --factory api.main:create_app --host "$API_HOST" --port "$API_PORT"
+# --no-proxy-headers: the API reads X-Forwarded-For itself, from CHOREO_TRUSTED_PROXIES only.
+start api "$VENV_BIN/python" -m uvicorn --factory api.main:create_app --host "$API_HOST" --port "$API_PORT" \
+  --no-proxy-headers
 CELERY=("$VENV_BIN/python" -m celery -A worker.app worker --loglevel=INFO --prefetch-multiplier=1
         --without-gossip --without-mingle)
 start cpu-worker "${CELERY[@]}" -Q cpu -P threads -c 2 -n "cpu-dev@%h"

@@ -46,6 +46,8 @@ def test_render_demo_song(tmp_path: Path, capsys: pytest.CaptureFixture[str], fp
     assert summary["model_version"]
     assert summary["model_trained"] is True, "the shipped model is the trained one"
     assert any("mocap.cs.cmu.edu" in credit for credit in summary["data_credits"])
+    assert summary["pulse_ratio"] in (0.5, 1.0, 2.0)  # the dancer's pulse, beside the song's tempo
+    assert summary["pulse_bpm"] == pytest.approx(summary["tempo_bpm"] * summary["pulse_ratio"], abs=1e-3)
     panels = sheet_panels(tmp_path / f"{stem}.png")
     assert len(panels) == 16  # the sheet's most poses, spread over the song's many beats
     assert all(figure_above(tmp_path / f"{stem}.png", c) for c in panels)
@@ -263,3 +265,16 @@ def test_the_model_stays_near_the_guide_away_from_junctions() -> None:
     assert away.mean() > 0.5
     assert deviation_m[away].mean() < 0.03, "the model must perform its guide, not dance its own"
     assert deviation_m.max() > 0, "the network ran: its dance is not the guide itself"
+
+
+def test_a_render_command_line_imports_only_the_render_verb() -> None:
+    # A fresh process: the verbs' modules a render never runs (eval's metrics, the HTTP client) stay
+    # out, while an unknown verb still gets the whole parser and its list of verbs.
+    code = (
+        "import sys; from choreo.cli.main import build_parser; build_parser('render'); "
+        "names = ('choreo.cli.eval', 'choreo.cli.submit', 'choreo.client', 'httpx'); "
+        "left = [m for m in names if m in sys.modules]; "
+        "print(left, sorted(build_parser('rendr')._subparsers._group_actions[0].choices)[:3])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] ['admin', 'engines', 'eval']"

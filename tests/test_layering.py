@@ -26,7 +26,7 @@ MAY_LOAD: dict[str, tuple[str, ...]] = {
     # The motion types sit below everything but the errors.
     "choreo.motion": (),
     # The contracts floor: the types and choices that cross a boundary.
-    "choreo.contracts": ("choreo.motion",),
+    "choreo.contracts": ("choreo.motion", "choreo.models"),
     # What Choreo ships, read from the files alone.
     "choreo.models": (),
     # Engines and exporters know nothing above the contracts, nor each other.
@@ -42,6 +42,18 @@ MAY_LOAD: dict[str, tuple[str, ...]] = {
         "choreo.models",
         "choreo.audio",
         "choreo.settings",
+        "engines",
+    ),
+    # Workouts plan on the choreography and screen and measure with the post-processing's limits.
+    "choreo.workout": (
+        "choreo.motion",
+        "choreo.contracts",
+        "choreo.models",
+        "choreo.audio",
+        "choreo.settings",
+        "choreo.choreography",
+        "choreo.postprocess",
+        "choreo.metrics",
         "engines",
     ),
     # What the API and the workers share: records, queues and storage, never a stage's code.

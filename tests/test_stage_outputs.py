@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from choreo.audio import MusicFeatures
+from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
 from choreo.contracts.generated import GeneratedMotion
 from choreo.contracts.options import RenderOptions
 from choreo.contracts.plan import Plan, Segment
@@ -45,7 +47,8 @@ def _generated(rng: np.random.Generator) -> GeneratedMotion:
     poses = rng.standard_normal((40, 75)).astype(np.float32).astype(np.float64)
     provenance = Provenance("m-3", 7, "salsa", "cd" * 32, ("credit",), model_trained=False)
     song = SongTiming(np.array([0.5, 1.0, 1.5]), np.array([0.5]), 120.0, DURATION_S)
-    return GeneratedMotion(Motion.from_array(poses, fps=30), provenance, song, _plan())
+    contacts = ContactTrack(30.0, rng.random((40, len(CONTACT_POINTS))) < 0.5)
+    return GeneratedMotion(Motion.from_array(poses, fps=30), provenance, song, _plan(), contacts)
 
 
 def test_the_performed_dance_round_trips_through_npz_exactly() -> None:
@@ -60,6 +63,40 @@ def test_the_performed_dance_round_trips_through_npz_exactly() -> None:
     np.testing.assert_array_equal(back.song.downbeat_times, generated.song.downbeat_times)
     assert (back.song.tempo_bpm, back.song.duration_s) == (120.0, generated.song.duration_s)
     assert back.plan == generated.plan and isinstance(back.plan, Plan)
+    np.testing.assert_array_equal(back.contacts.frames, generated.contacts.frames)
+    assert back.contacts.fps == 30
+
+
+def test_contacts_that_do_not_fit_the_motion_are_refused() -> None:
+    generated = _generated(np.random.default_rng(4))
+    with pytest.raises(ParameterError, match="do not match"):
+        replace(generated, contacts=ContactTrack(30.0, np.zeros((39, len(CONTACT_POINTS)), dtype=bool)))
+
+
+def test_the_summary_states_the_song_s_tempo_and_the_dancer_s_pulse_apart(tmp_path) -> None:
+    """A 180 BPM song danced mostly in half time: the tempo stays the song's, the pulse says 90."""
+    first = replace(_plan().segments[0], song_beats_s=(0.0, 0.3), beat_ratio=1.0)
+    half = replace(first, song_beats_s=(0.3, 0.8, DURATION_S), beat_ratio=0.5)
+    plan = replace(_plan(), segments=(first, half))
+    generated = replace(
+        _generated(np.random.default_rng(4)),
+        song=SongTiming(np.arange(0.0, DURATION_S, 1 / 3), np.array([0.0]), 180.0, DURATION_S),
+        plan=plan,
+    )
+    summary = DanceSummary.describe(
+        generated,
+        frames=40,
+        fps=30,
+        mean_joint_speed_m_per_s=1.0,
+        options=RenderOptions(),
+        files={},
+        song_name="a",
+        contacts=generated.contacts,
+    )
+    assert (summary.tempo_bpm, summary.pulse_ratio, summary.pulse_bpm) == (180.0, 0.5, 90.0)
+    assert len(summary.beat_times) == 4  # the song's beats, not the dancer's steps
+    free = replace(plan, segments=tuple(replace(s, free=True, beat_ratio=0.0) for s in plan.segments))
+    assert free.pulse_ratio is None
 
 
 def test_another_file_is_refused_naming_what_is_missing() -> None:
@@ -120,9 +157,13 @@ def test_the_summary_carries_a_typed_plan_and_its_brief_is_its_head(tmp_path) ->
         options=options,
         files={"bvh": tmp_path / "a.bvh"},
         song_name="a.ogg",
+        contacts=generated.contacts,
     )
     written = json.loads(summary.write(tmp_path / "a.json").read_text())
     assert written["plan"] == generated.plan.to_dict() and "timings_s" not in written
+    assert written["contacts"]["intervals_s"] == {
+        name: [list(span) for span in spans] for name, spans in generated.contacts.intervals_s().items()
+    }
     assert written["options"]["units"] is None  # the options' own unset fields stay in the file
     back = DanceSummary.model_validate(written)
     assert back == summary and back.plan == generated.plan and back.options == options

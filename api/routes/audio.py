@@ -80,7 +80,20 @@ def _byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     return start, end
 
 
-@router.get("/{job_id}/audio", name="job_audio")
+_SONG_TYPES = sorted({*AUDIO_CONTENT_TYPES.values(), "application/octet-stream"})
+_SONG: dict[str, object] = {"content": {kind: {} for kind in _SONG_TYPES}}
+"""The answer's content types as the OpenAPI document declares them: the song's own."""
+
+
+@router.get(
+    "/{job_id}/audio",
+    name="job_audio",
+    response_class=StreamingResponse,
+    responses={
+        200: {**_SONG, "description": "The whole song"},
+        206: {**_SONG, "description": "One byte range"},
+    },
+)
 def job_audio(
     job: Annotated[JobRecord, Depends(_audio_job)],
     ctx: Ctx,

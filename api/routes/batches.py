@@ -91,7 +91,12 @@ def _archive_batch(
     return batch
 
 
-@router.get("/{batch_id}/archive", name="batch_archive")
+@router.get(
+    "/{batch_id}/archive",
+    name="batch_archive",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/zip": {}}, "description": "The album's files, one zip"}},
+)
 def archive(batch: Annotated[BatchRecord, Depends(_archive_batch)], ctx: Ctx) -> StreamingResponse:
     """One zip of every file of every finished take of the album, streamed from storage as it is read.
 

@@ -11,8 +11,9 @@ from api.deps import ContentKey, Ctx, OwnedRoutine, ReaderKey
 from api.errors import ApiError
 from api.links import artifact_links
 from api.schemas import RoutineCreate, RoutineList, RoutinePublic
+from choreo.contracts.routine import IMPACTS, ROUTINE_PROFILES
 from choreo.service.jobs import get_job
-from choreo.service.records import INTENSITY_LEVELS
+from choreo.service.records import INTENSITY_LEVELS, ROUTINE_KINDS
 from choreo.service.routines import RoutineFilter, delete_routine, list_routines, publish_job
 
 __all__ = ["router"]
@@ -37,6 +38,11 @@ def find(
     tag: Annotated[str | None, Query(max_length=64)] = None,
     style: Annotated[str | None, Query(max_length=40)] = None,
     intensity: Annotated[str | None, Query(pattern="^(" + "|".join(INTENSITY_LEVELS) + ")$")] = None,
+    kind: Annotated[str | None, Query(pattern="^(" + "|".join(ROUTINE_KINDS) + ")$")] = None,
+    impact: Annotated[str | None, Query(pattern="^(" + "|".join(IMPACTS) + ")$")] = None,
+    profile: Annotated[
+        str | None, Query(pattern="^(" + "|".join((*ROUTINE_PROFILES, "custom")) + ")$")
+    ] = None,
     tempo_min_bpm: Annotated[float | None, Query(ge=0)] = None,
     tempo_max_bpm: Annotated[float | None, Query(ge=0)] = None,
     duration_min_s: Annotated[float | None, Query(ge=0)] = None,
@@ -55,6 +61,9 @@ def find(
         tag=tag,
         style=style,
         intensity=intensity,
+        kind=kind,
+        impact=impact,
+        profile=profile,
         tempo_min_bpm=tempo_min_bpm,
         tempo_max_bpm=tempo_max_bpm,
         duration_min_s=duration_min_s,

@@ -179,7 +179,7 @@ def build(cache: Path, songs: tuple[Song, ...] = SONGS, *, log=print) -> list[di
             and (cache / f"{song.id}.flac").is_file()
         ):
             log(f"building {song.id}")
-            record = _build_composed(cache, song) if song.recipe else _build_charted(cache, song)
+            record = _build_composed(cache, song, song.recipe) if song.recipe else _build_charted(cache, song)
             record |= {
                 "id": song.id,
                 "category": song.category,
@@ -200,9 +200,7 @@ def _tempo_range(beats: np.ndarray) -> list[float]:
     return [round(float(bpm.min()), 1), round(float(bpm.max()), 1)]
 
 
-def _build_composed(cache: Path, song: Song) -> dict:
-    recipe = song.recipe
-    assert recipe is not None
+def _build_composed(cache: Path, song: Song, recipe: Recipe) -> dict:
     score = compose(recipe)
     midi = cache / f"{song.id}.mid"
     wav = cache / f"{song.id}.render.wav"
@@ -227,7 +225,8 @@ def _build_composed(cache: Path, song: Song) -> dict:
 
 def _build_charted(cache: Path, song: Song) -> dict:
     chart = song.chart
-    assert chart is not None
+    if chart is None:
+        raise ValueError(f"song {song.id} has neither a recipe nor a chart")
     audio, sr = charted_audio(chart)
     sf.write(cache / f"{song.id}.flac", audio, sr, subtype="PCM_16")
     mono = audio.mean(axis=1)

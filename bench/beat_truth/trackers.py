@@ -6,7 +6,7 @@
 * ``choreo-features``: the tracker's own output before the steady-bar filter
   (``MusicFeatures.beat_times`` / ``downbeat_times``);
 * ``librosa``: ``librosa.beat.beat_track`` at 22050 Hz, hop 512, as the beat
-  alignment scores take it (:func:`choreo.metrics.music_beats.librosa_beat_times`);
+  alignment scores took it before issue 20 (:func:`librosa_beat_times`);
 * ``librosa-plp``: the peaks of ``librosa.beat.plp`` (predominant local pulse);
 * ``beat-pointer``: the research candidate of :mod:`bench.beat_pointer`;
 * ``committee``: the three trackers above that give beats of their own
@@ -23,7 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TRACKERS", "Tracker"]
+__all__ = ["BEAT_TRACKER_SR", "TRACKERS", "Tracker", "librosa_beat_times"]
+
+BEAT_TRACKER_SR = 22050
+"""librosa's beat tracker's rate, as Bailando's evaluation runs it."""
 
 Tracker = Callable[[Path], tuple[np.ndarray, np.ndarray | None]]
 
@@ -43,9 +46,18 @@ def choreo_features(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
     return features.beat_times, features.downbeat_times
 
 
-def librosa_beat_track(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
-    from choreo.metrics.music_beats import librosa_beat_times
+def librosa_beat_times(song: Path) -> np.ndarray:
+    """Beat times in seconds of ``song`` from ``librosa.beat.beat_track`` (22050 Hz, hop 512)."""
+    import librosa
 
+    from choreo.audio import load_audio
+
+    y = load_audio(song, sr=BEAT_TRACKER_SR)
+    _, beats = librosa.beat.beat_track(y=y, sr=BEAT_TRACKER_SR, hop_length=512, units="time")
+    return np.asarray(beats, dtype=np.float64)
+
+
+def librosa_beat_track(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
     return librosa_beat_times(song), None
 
 
@@ -53,7 +65,6 @@ def librosa_plp(song: Path) -> tuple[np.ndarray, np.ndarray | None]:
     import librosa
 
     from choreo.audio import load_audio
-    from choreo.metrics.music_beats import BEAT_TRACKER_SR
 
     y = load_audio(song, sr=BEAT_TRACKER_SR)
     onset = librosa.onset.onset_strength(y=y, sr=BEAT_TRACKER_SR, hop_length=512)

@@ -1,19 +1,11 @@
-"""Beats, tempo and downbeats from an onset envelope.
+"""What follows the beat decoding: which beats sound, the tempo fitted on them, the downbeats.
 
-Beats come from a dynamic-programming beat tracker in the manner of Ellis
-(2007), "Beat tracking by dynamic programming": a global tempo from the
-autocorrelation of the onset envelope under a log-normal prior around 120 BPM,
-then the path of beats that best trades onset strength against deviations from
-that period. It is written here in numpy rather than taken from librosa for
-two measured reasons: ``librosa.beat`` compiles a numba kernel on every import
-(3 to 8 s before the first song on this 2-core machine), and it rounds the beat
-period to whole frames, which drifts beats by up to a frame at tempi whose
-period falls between frames. Here the period keeps its fraction.
-
-The tempo is then fitted on the beat times (least-squares slope of beat time
-against beat index) rather than read from the autocorrelation peak. Downbeats
-assume four beats to a bar and choose the bar phase whose beats carry the most
-bass onset and harmonic change.
+The beats themselves come from :mod:`choreo.audio.beat_pointer` (a beat-pointer
+hidden Markov model, chosen by the beat-truth benchmark, ``bench/beats.py``).
+That model puts beats through silence too; :func:`keep_sounding_beats` drops
+them. The tempo is fitted on the beat times (least-squares slope of beat time
+against beat index). Downbeats choose the meter (3 or 4) and the bar phase
+whose beats carry the most bass onset and harmonic change.
 """
 
 from __future__ import annotations
@@ -21,7 +13,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d, maximum_filter1d
+from scipy.ndimage import maximum_filter1d
 
 __all__ = [
     "BEATS_PER_BAR",
@@ -31,9 +23,9 @@ __all__ = [
     "beat_accents",
     "estimate_beats_per_bar",
     "estimate_downbeats",
-    "estimate_period_frames",
     "fit_tempo_bpm",
-    "track_beats",
+    "keep_sounding_beats",
+    "snap_to_onsets",
 ]
 
 BEATS_PER_BAR = 4
@@ -49,11 +41,8 @@ Music in four far outnumbers music in three, and a 4/4 song whose accents say
 little either way must stay in four.
 """
 
-PRIOR_CENTRE_BPM = 120.0
-"""Most likely tempo before looking at the song; the prior's width is one octave."""
-
-TEMPO_RANGE_BPM = (40.0, 240.0)
-"""Tempi the tracker can choose."""
+CHROMA_GUARD_FRAMES = 2
+"""Half the features' STFT window (2048 samples) in frames (hops of 512): a beat's onset smears this far."""
 
 MIN_BEAT_ONSET_DB = 0.1
 """Median onset strength (mean rise of the log-mel bands, dB) below which beats are not beats.
@@ -62,115 +51,51 @@ Music puts 1.5 dB or more on its beats; a steady tone puts about 0.001 dB of num
 jitter there. The dB scale makes this independent of the song's level.
 """
 
-TIGHTNESS = 100.0
-"""Weight of the penalty ``(log(interval / period))**2`` against unit-variance onset strength."""
+WEAK_END_SHARE = 0.2
+"""Leading and trailing beats under this share of the beats' upper-quartile onset are not the song's."""
 
 
-def track_beats(onset_envelope: np.ndarray, *, fps: float) -> tuple[np.ndarray, float]:
-    """Beat frames of an onset envelope, and the global tempo the tracker followed.
+def keep_sounding_beats(beat_frames: np.ndarray, onset_envelope: np.ndarray) -> np.ndarray:
+    """The beats that sound: weak beats before and after the music dropped, none where nothing sounds.
+
+    The onset at a beat is the envelope's peak within a frame of it. Leading and
+    trailing beats under :data:`WEAK_END_SHARE` of the upper quartile are dropped
+    (the decoding runs through silence at no cost; the quartile, not the median,
+    so that a long silence does not lower the bar); weak beats inside the song
+    stay. All are dropped when the median of the rest is under :data:`MIN_BEAT_ONSET_DB`.
 
     Parameters
     ----------
+    beat_frames : np.ndarray [shape=(beats,), dtype=int], increasing
     onset_envelope : np.ndarray [shape=(frames,)], onset strength per frame in dB, >= 0
-    fps : float > 0, frames per second of the envelope
 
     Returns
     -------
-    beat_frames : np.ndarray [shape=(beats,), dtype=int], increasing; empty when
-        the envelope is flat or the beats' median onset is below :data:`MIN_BEAT_ONSET_DB`
-    period_bpm : float, ``60 * fps / period`` of the autocorrelation estimate (0 without beats)
+    beat_frames : np.ndarray [shape=(kept,), dtype=int], a contiguous run of the input
     """
-    envelope = np.asarray(onset_envelope, dtype=np.float64)
-    spread = envelope.std()
-    if envelope.size < 4 or spread <= 0:
-        return np.zeros(0, dtype=np.int64), 0.0
-    period = estimate_period_frames(envelope, fps=fps)
-    local = gaussian_filter1d(envelope / spread, sigma=max(0.5, period / 32.0), mode="constant")
-    cumulative, backlink = _best_beat_paths(local, period)
-    # The path ends on the best-scoring frame of the last beat period.
-    tail_start = max(0, local.size - int(np.ceil(period)))
-    frame = tail_start + int(np.argmax(cumulative[tail_start:]))
-    path = []
-    while frame >= 0:
-        path.append(frame)
-        frame = int(backlink[frame])
-    beats = _trim_weak_ends(np.asarray(path[::-1], dtype=np.int64), local)
-    if beats.size == 0 or np.median(maximum_filter1d(envelope, size=3)[beats]) < MIN_BEAT_ONSET_DB:
-        return np.zeros(0, dtype=np.int64), 0.0
-    return beats, 60.0 * fps / period
-
-
-def estimate_period_frames(onset_envelope: np.ndarray, *, fps: float) -> float:
-    """Beat period in frames (with its fraction): the prior-weighted autocorrelation peak.
-
-    The envelope is compressed (``log1p``, it is in dB) so that beats of
-    alternating strength, a loud snare on 2 and 4 over a soft kick on 1 and 3,
-    do not make the two-beat period win. The autocorrelation of the compressed,
-    mean-removed envelope is weighted by a log-normal prior (one octave wide,
-    centred on :data:`PRIOR_CENTRE_BPM`) and its best lag refined by a parabola
-    through the neighbouring lags.
-    """
-    compressed = np.log1p(np.maximum(np.asarray(onset_envelope, dtype=np.float64), 0.0))
-    centred = compressed - compressed.mean()
-    n = centred.size
-    spectrum = np.fft.rfft(centred, 2 * n)
-    autocorrelation = np.fft.irfft(spectrum * np.conj(spectrum))[:n]
-    min_lag = max(1, int(np.floor(60.0 * fps / TEMPO_RANGE_BPM[1])))
-    max_lag = min(n - 2, int(np.ceil(60.0 * fps / TEMPO_RANGE_BPM[0])))
-    if max_lag <= min_lag:
-        return 60.0 * fps / PRIOR_CENTRE_BPM
-    lags = np.arange(min_lag, max_lag + 1)
-    prior = np.exp(-0.5 * np.log2(60.0 * fps / lags / PRIOR_CENTRE_BPM) ** 2)
-    weighted = autocorrelation[lags] * prior
-    best = int(np.argmax(weighted))
-    lag = float(lags[best])
-    if 0 < best < lags.size - 1:
-        left, centre, right = weighted[best - 1 : best + 2]
-        curvature = left - 2.0 * centre + right
-        if curvature < 0:
-            lag += 0.5 * (left - right) / curvature
-    return lag
-
-
-def _best_beat_paths(local: np.ndarray, period: float) -> tuple[np.ndarray, np.ndarray]:
-    """Dynamic programme: the best score of a beat path ending at each frame, and its previous beat.
-
-    A beat at frame ``t`` follows one at ``t - d`` for ``period / 2 <= d <= 2 * period``
-    at a cost ``TIGHTNESS * log(d / period)**2``, or starts a path (backlink -1)
-    when no predecessor adds anything. Frames are solved a block of
-    ``period / 2`` at a time: within a block no frame can precede another.
-    """
-    n = local.size
-    min_gap = max(1, int(np.ceil(period / 2.0)))
-    gaps = np.arange(min_gap, max(min_gap, int(np.floor(2.0 * period))) + 1)
-    penalty = -TIGHTNESS * np.log(gaps / period) ** 2
-    cumulative = local.copy()
-    backlink = np.full(n, -1, dtype=np.int64)
-    for start in range(min_gap, n, min_gap):
-        frames = np.arange(start, min(start + min_gap, n))
-        previous = frames[:, np.newaxis] - gaps[np.newaxis, :]
-        scores = np.where(previous >= 0, cumulative[np.maximum(previous, 0)] + penalty, -np.inf)
-        choice = np.argmax(scores, axis=1)
-        best = scores[np.arange(frames.size), choice]
-        linked = best > 0
-        cumulative[frames[linked]] += best[linked]
-        backlink[frames[linked]] = previous[np.arange(frames.size), choice][linked]
-    return cumulative, backlink
-
-
-def _trim_weak_ends(beats: np.ndarray, local: np.ndarray) -> np.ndarray:
-    """Drop leading and trailing beats that sit on less than a fifth of the median onset at beats.
-
-    The path runs through silence before and after the music at no cost; this
-    removes those beats without touching weak beats inside the song.
-    """
+    beats = np.asarray(beat_frames, dtype=np.int64)
     if beats.size == 0:
         return beats
-    strength = local[beats]
-    strong = np.flatnonzero(strength >= 0.2 * np.median(strength))
-    if strong.size == 0:
+    strength = maximum_filter1d(np.asarray(onset_envelope, dtype=np.float64), size=3)[beats]
+    strong = np.flatnonzero(strength >= WEAK_END_SHARE * np.percentile(strength, 75))
+    if strong.size == 0 or np.median(strength[strong[0] : strong[-1] + 1]) < MIN_BEAT_ONSET_DB:
         return beats[:0]
     return beats[strong[0] : strong[-1] + 1]
+
+
+def snap_to_onsets(beat_frames: np.ndarray, onset_envelope: np.ndarray, *, reach: int = 1) -> np.ndarray:
+    """Each beat moved to the frame of the strongest onset within ``reach`` frames (ties: the earliest).
+
+    Returns increasing, unique frames within the envelope (two beats that land on one frame count once).
+    """
+    envelope = np.asarray(onset_envelope, dtype=np.float64)
+    frames = np.clip(np.asarray(beat_frames, dtype=np.int64), 0, envelope.size - 1)
+    if frames.size == 0:
+        return frames
+    offsets = np.arange(-reach, reach + 1)
+    candidates = np.clip(frames[:, None] + offsets[None, :], 0, envelope.size - 1)
+    best = candidates[np.arange(frames.size), np.argmax(envelope[candidates], axis=1)]
+    return np.unique(best)
 
 
 def fit_tempo_bpm(beat_times_s: np.ndarray, *, fallback_bpm: float = 0.0) -> float:
@@ -276,9 +201,21 @@ def estimate_downbeats(
 
 
 def _harmonic_change(beats: np.ndarray, chroma: np.ndarray) -> np.ndarray:
-    """Cosine distance between the mean chroma of the beat before and after each beat (0 at the ends)."""
+    """Cosine distance between the mean chroma of the beat before and after each beat (0 at the ends).
+
+    Each beat's mean leaves out :data:`CHROMA_GUARD_FRAMES` at either end, where the
+    STFT window still smears in the neighbouring beat's onset (where the beat is long enough).
+    """
     edges = np.concatenate([beats, [chroma.shape[0]]])
-    means = np.stack([chroma[a:b].mean(axis=0) if b > a else chroma[a] for a, b in pairwise(edges)])
+    guard = CHROMA_GUARD_FRAMES
+    means = np.stack(
+        [
+            chroma[a + guard : b - guard].mean(axis=0)
+            if b - a > 2 * guard
+            else chroma[a : max(b, a + 1)].mean(axis=0)
+            for a, b in pairwise(edges)
+        ]
+    )
     norms = np.linalg.norm(means, axis=1) + 1e-12
     similarity = np.sum(means[1:] * means[:-1], axis=1) / (norms[1:] * norms[:-1])
     change = np.zeros(beats.size)

@@ -183,7 +183,8 @@ def _ffmpeg_blocks(path: str | PathLike[str], source: SourceInfo) -> Generator[n
     frame_bytes = 4 * channels
     with (
         tempfile.TemporaryFile() as errors,
-        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors) as proc,
+        # ffmpeg from PATH (a deployment installs it), an argument list: the file is a path, no shell.
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors) as proc,  # noqa: S603
     ):
         try:
             while chunk := proc.stdout.read(BLOCK_FRAMES * frame_bytes):  # type: ignore[union-attr]

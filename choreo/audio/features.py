@@ -20,7 +20,8 @@ from functools import lru_cache
 import numpy as np
 import scipy.fft
 
-from choreo.audio.beats import estimate_downbeats, fit_tempo_bpm, track_beats
+from choreo.audio.beat_pointer import beat_observation, track_pointer_beats
+from choreo.audio.beats import estimate_downbeats, fit_tempo_bpm, keep_sounding_beats, snap_to_onsets
 from choreo.audio.filters import chroma_filterbank, hann_window, mel_filterbank, power_to_db
 from choreo.audio.music_features import (
     BEAT_COLUMN,
@@ -113,10 +114,9 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
     onset_envelope = onset_strength(log_mel, first_full_frame=first_full_frame)
     mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=1)[:, :N_MFCC]
     peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
-    beat_frames, period_bpm = track_beats(onset_envelope, fps=fps)
     bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]), first_full_frame=first_full_frame)
-    downbeat_frames = estimate_downbeats(
-        beat_frames, bass_onset=bass_onset, chroma=chroma, beats_per_bar=None
+    beat_frames, downbeat_frames, period_bpm = _beats(
+        log_mel, onset_envelope, bass_onset=bass_onset, chroma=chroma, sr=sr, fps=fps
     )
 
     features = np.zeros((n_frames, FEATURE_DIM), dtype=np.float32)
@@ -131,9 +131,34 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
         features=features,
         beat_times=beat_times,
         downbeat_times=downbeat_frames / fps,
-        tempo_bpm=fit_tempo_bpm(beat_times, fallback_bpm=period_bpm),
+        tempo_bpm=fit_tempo_bpm(beat_times, fallback_bpm=period_bpm if beat_frames.size else 0.0),
         duration_s=samples.size / sr,
     )
+
+
+def _beats(
+    log_mel: np.ndarray,
+    onset_envelope: np.ndarray,
+    *,
+    bass_onset: np.ndarray,
+    chroma: np.ndarray,
+    sr: int,
+    fps: int,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Beat frames, downbeat frames and the decoding's tempo (BPM): the whole beat analysis of a song.
+
+    The beat-pointer model decodes the multi-band flux; its beats are put on the
+    frame of the strongest onset within a frame (the onset envelope's timing is the
+    one proven on click tracks), the ones that do not sound dropped, and the bar
+    phase and meter chosen on what is left.
+    """
+    decoded, period_bpm = track_pointer_beats(beat_observation(log_mel, sr=sr, n_fft=N_FFT, fps=fps), fps=fps)
+    frames = snap_to_onsets(np.rint(decoded).astype(np.int64), onset_envelope)
+    beat_frames = keep_sounding_beats(frames, onset_envelope)
+    downbeat_frames = estimate_downbeats(
+        beat_frames, bass_onset=bass_onset, chroma=chroma, beats_per_bar=None
+    )
+    return beat_frames, downbeat_frames, period_bpm
 
 
 def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -132,7 +132,7 @@ def _inspect_with_ffprobe(path: str | PathLike[str], file: Path) -> SourceInfo:
         str(file),
     ]
     try:
-        proc = subprocess.run(
+        proc = subprocess.run(  # noqa: S603  ffprobe, an argument list: the file is a path, no shell
             command, capture_output=True, text=True, timeout=_FFPROBE_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired as exc:

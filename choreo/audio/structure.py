@@ -167,7 +167,7 @@ def analyze_structure(features: MusicFeatures, *, beats_per_bar: int | None = No
     ----------
     features : the song's :class:`MusicFeatures` (``duration_s > 0``)
     beats_per_bar : 3 or 4 to impose a meter; None takes the one the downbeats were
-        estimated with (4 where there are none)
+        estimated with (4 where there are none, or where no bar is steady)
 
     Returns
     -------
@@ -194,6 +194,8 @@ def analyze_structure(features: MusicFeatures, *, beats_per_bar: int | None = No
     envelope = features.features[:, ONSET_ENVELOPE_COLUMN].astype(np.float64)
     first = _first_downbeat_index(tracked, features.downbeat_times, meter)
     bars = _steady_bars(tracked, envelope, fps=fps, meter=meter, first=first)
+    if not bars and beats_per_bar is None:
+        meter = 4  # no steady bar: the meter of beats that are not steady says nothing; nominal bars are in 4
     tempo_bpm = features.tempo_bpm if bars else 0.0
     nominal_s = meter * 60.0 / (tempo_bpm if tempo_bpm > 0 else NOMINAL_TEMPO_BPM)
     bar_starts, steady = _cover(

@@ -55,8 +55,8 @@ def _check_phrase(library: PhraseLibrary, segment: Segment) -> int:
 def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
     """Song time to phrase time (seconds from the phrase's first frame) for ``segment``.
 
-    Both ends and the phrase's stops (its keys that are real speed minima) where
-    the stretch stays regular are pinned to their song beats, eased into (see
+    Both ends and the phrase's beats where the stretch stays regular are pinned to
+    their song beats and eased into, so the dancer slows on each (see
     :mod:`choreo.choreography.warp`); its other beats follow the warp between them.
     Where the body is in the air the stretch stays near 1 (:func:`limit_airborne_stretch`).
     """
@@ -69,7 +69,7 @@ def segment_warp(library: PhraseLibrary, segment: Segment) -> BeatWarp:
     if segment.free or song.size < 2:
         warp = beat_warp(beats_s[[0, -1]], song[[0, -1]])
     else:
-        warp = beat_warp(beats_s, song, stops=library.key_stop[key : key + n + 1])
+        warp = beat_warp(beats_s, song, eased=True)
     return limit_airborne_stretch(warp, library.airborne[first : last + 1], LIBRARY_FPS)
 
 

@@ -9,17 +9,19 @@ passes exactly through every pair, so the phrase's first and last frames land
 on the segment's first and last song beats and every pinned beat lands on its
 song beat.
 
-A phrase's *stops* (the beats at which the dancer is slowest) are where the
-music should be heard. Real dancers' stops are shallow (the joint speed dips by
-a few per cent in salsa and modern), so how fast the warp plays the motion
-around a stop decides where the slowest moment lands: a stop pinned between a
-fast and a slow stretch slides several frames towards the slow one. The warp
-therefore pins a stop only where the stretch on both sides stays within
-:data:`STOP_STRETCH_TOLERANCE` of the segment's, and eases into it: it plays
-the motion there at :data:`STOP_EASE` times the slower of the speeds of the
+A dance hits the beats when its slowest moments (the kinematic beats the
+beat-alignment measure counts) fall on them and not between them. Real dancers'
+stops are shallow (the joint speed dips by a few per cent in salsa and modern),
+so how fast the warp plays the motion around a beat decides where the slowest
+moment lands: a beat pinned between a fast and a slow stretch slides several
+frames towards the slow one. An eased warp (``eased=True``, what the guide asks
+for) therefore pins every phrase beat where the stretch on both sides stays
+within :data:`STOP_STRETCH_TOLERANCE` of the segment's, and eases into each: it
+plays the motion there at :data:`HIT_EASE` times the slower of the speeds of the
 stretches beside it (a local minimum of the playback speed, a held accent), so
-the stop's slowest moment stays on its song beat. Other beats follow the map
-between the pinned ones.
+the dancer slows on the song's beat whether or not the source dancer stopped
+there, and a stop of the source lands on it. Other beats follow the map between
+the pinned ones.
 
 Unlike :mod:`choreo.mocap.timewarp` (which searches the best matching of free
 ends), this is a closed-form map, cheap enough to run for every phrase of a song.
@@ -41,21 +43,24 @@ from choreo.errors import ParameterError
 
 __all__ = [
     "AIRBORNE_STRETCH",
-    "STOP_EASE",
+    "HIT_EASE",
     "STOP_STRETCH_TOLERANCE",
     "BeatWarp",
     "beat_warp",
     "limit_airborne_stretch",
 ]
 
-STOP_EASE = 0.7
-"""Playback speed at a pinned stop, relative to the slower of the stretches beside it.
+HIT_EASE = 0.5
+"""Playback speed at a pinned beat of an eased warp, relative to the slower of the stretches beside it.
 
-0.6 to 0.7 with a tolerance of 1.15 to 1.2 put the most stops on beats in a sweep over
-eight songs (``docs/choreography.md``); at 0.8 and 1.1 about a third fewer."""
+Easing only the source's stops at 0.7 (issue 11) put a quarter of the dance's kinematic
+beats on song beats; easing every pinned beat at 0.7, 0.5 and 0.4 raised the on-beat minus
+half-beat contrast of the blend on five held-out songs (two seeds) from 0.13 to 0.20, 0.26
+and 0.28 (``docs/choreography.md``); 0.5 keeps the playback between beats within about
+1.5 times the segment's."""
 
 STOP_STRETCH_TOLERANCE = 1.2
-"""A stop is pinned when the stretch on either side of it is within this ratio of the segment's."""
+"""A beat is pinned when the stretch on either side of it is within this ratio of the segment's."""
 
 AIRBORNE_STRETCH = (0.9, 1.1)
 """Bounds of the local stretch (song time over phrase time) where the body is in the air."""
@@ -155,17 +160,14 @@ def _end_slope(h0: float, h1: float, m0: float, m1: float) -> float:
     return float(d)
 
 
-def beat_warp(
-    phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, stops: np.ndarray | None = None
-) -> BeatWarp:
+def beat_warp(phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, eased: bool = False) -> BeatWarp:
     """The warp that puts ``phrase_beats_s`` (``n + 1`` times) onto ``song_beats_s`` (``m + 1`` times).
 
     Every ``n / g``-th phrase beat is pinned to every ``m / g``-th song beat,
-    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``stops``
-    (``[n + 1]`` bool, the phrase beats that are real stops) keeps, besides both
-    ends, only the stops among those whose stretch on both sides stays within
+    ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``eased`` keeps,
+    besides both ends, only those beats whose stretch on both sides stays within
     :data:`STOP_STRETCH_TOLERANCE` of the segment's (the most regular first), and
-    eases into every pinned stop, ends included (see the module docstring).
+    eases into every pinned beat, ends included (see the module docstring).
 
     Raises
     ------
@@ -179,22 +181,20 @@ def beat_warp(
         raise ParameterError("a warp needs at least two phrase beats and two song beats")
     g = gcd(n, m)
     song, phrase = song_beats_s[:: m // g].copy(), phrase_beats_s[:: n // g].copy()
-    if stops is None:
-        return BeatWarp(song_s=song, phrase_s=phrase)
-    BeatWarp(song_s=song, phrase_s=phrase)  # the same checks before choosing among the points
-    stop = np.asarray(stops, dtype=bool)[:: n // g]
-    keep = _regular_stops(song, phrase, stop)
-    song, phrase, stop = song[keep], phrase[keep], stop[keep]
+    warp = BeatWarp(song_s=song, phrase_s=phrase)
+    if not eased:
+        return warp
+    keep = _regular_beats(song, phrase)
+    song, phrase = song[keep], phrase[keep]
     secant = np.diff(phrase) / np.diff(song)
-    slopes = np.minimum(np.append(secant[0], secant), np.append(secant, secant[-1]))
-    slopes = np.where(stop, STOP_EASE * slopes, slopes)
+    slopes = HIT_EASE * np.minimum(np.append(secant[0], secant), np.append(secant, secant[-1]))
     return BeatWarp(song_s=song, phrase_s=phrase, slopes=slopes)
 
 
-def _regular_stops(song: np.ndarray, phrase: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """Which points to keep: both ends, and the interior stops that keep the stretch regular.
+def _regular_beats(song: np.ndarray, phrase: np.ndarray) -> np.ndarray:
+    """Which points to keep: both ends, and the interior beats that keep the stretch regular.
 
-    Stops are taken in order of how close the straight line between the ends
+    Beats are taken in order of how close the straight line between the ends
     puts them to their song beat; one is kept when the stretch from its kept
     neighbours on either side is within :data:`STOP_STRETCH_TOLERANCE` of the
     segment's.
@@ -204,7 +204,7 @@ def _regular_stops(song: np.ndarray, phrase: np.ndarray, stop: np.ndarray) -> np
     overall = (song[-1] - song[0]) / (phrase[-1] - phrase[0])
     line = song[0] + (phrase - phrase[0]) * overall
     lo, hi = overall / STOP_STRETCH_TOLERANCE, overall * STOP_STRETCH_TOLERANCE
-    for i in sorted(np.flatnonzero(stop[1:-1]) + 1, key=lambda j: abs(song[j] - line[j])):
+    for i in sorted(range(1, song.size - 1), key=lambda j: abs(song[j] - line[j])):
         left = np.flatnonzero(keep[:i])[-1]
         right = i + 1 + np.flatnonzero(keep[i + 1 :])[0]
         before = (song[i] - song[left]) / (phrase[i] - phrase[left])
@@ -236,7 +236,7 @@ def limit_airborne_stretch(
     C1 and monotone and the stretch between knots within the knots' values.
 
     An interior pin is let go where it is in the air (the apex of a jump is a
-    speed minimum, so often a stop), or where the stretch between it and its
+    speed minimum), or where the stretch between it and its
     neighbour has too little ground to take the flight's share (its stretch
     would change by more than :data:`_MAX_GROUND_SCALE` times): such a flight
     keeps its own time rather than its beat. The ends stay pinned; between

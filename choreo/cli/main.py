@@ -2,7 +2,10 @@
 
 Each verb lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
-taking the parsed arguments and returning the exit status.
+taking the parsed arguments and returning the exit status. A command line that
+names a verb imports only that verb's module: the others pull in what that
+call never uses (the metrics of ``eval``, the HTTP client of ``submit``), and a
+cold ``choreo render`` would pay for their imports.
 """
 
 from __future__ import annotations
@@ -30,18 +33,20 @@ VERB_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every verb registered."""
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``verb`` registered alone, or with every verb when ``verb`` is None or unknown."""
     parser = argparse.ArgumentParser(prog="choreo", description="Turn songs into 3D dance animations.")
     subparsers = parser.add_subparsers(dest="verb", required=True)
-    for name in VERB_MODULES:
+    module = {name.replace("_", "-"): name for name in VERB_MODULES}.get(verb or "")
+    for name in (module,) if module else VERB_MODULES:
         importlib.import_module(f"choreo.cli.{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the verb named on the command line; returns the process exit status."""
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(words[0] if words else None).parse_args(words)
     return int(args.func(args))
 
 

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from choreo.contracts.choices import AUTO, ENERGY_LEVELS, RIGS, STYLES, SUPPORTED_FPS, SYNTHS
 from choreo.contracts.options import RenderOptions
+from choreo.contracts.routine import IMPACTS, ROUTINE_PROFILES
 from choreo.errors import ChoreoError, ParameterError
 from choreo.pipeline import render_song
 from choreo.runners import synth_runner
@@ -58,6 +59,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="re-render from a saved (or edited) plan or summary",
     )
+    parser.add_argument(
+        "--routine",
+        default=None,
+        metavar="PROFILE",
+        help=f"a workout, not a dance: {', '.join(ROUTINE_PROFILES)}, or numbers 1-10 per minute (3,5,7,5)",
+    )
+    parser.add_argument(
+        "--impact", default="low", help=f"a workout's impact: {' or '.join(IMPACTS)} (low: no flight)"
+    )
+    parser.add_argument(
+        "--body-mass",
+        type=float,
+        default=70.0,
+        metavar="KG",
+        help="a workout's kilocalories are for this mass",
+    )
     parser.add_argument("--rig", default="smpl", help=f"joint naming of the files: {' or '.join(RIGS)}")
     parser.add_argument("--units", default=None, help="m or cm (default: the rig's, m for smpl)")
     parser.add_argument(
@@ -100,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
             video_length_s=_video_length(args.video_length),
             energy=args.energy,
             synth=args.synth,
+            routine=args.routine,
+            impact=args.impact,
+            body_mass_kg=args.body_mass,
         )
         from choreo.choreography.library import shipped_library
         from choreo.contracts.plan import read_plan
@@ -129,10 +149,11 @@ def run(args: argparse.Namespace) -> int:
             continue
         summary = result.summary
         total_s = sum(result.timings_s.values())
+        pulse = f" (danced at {summary.pulse_bpm:.1f})" if summary.pulse_ratio not in (None, 1.0) else ""
         tqdm.write(
             f"ok {song.name}: {summary.duration_s:.1f} s, "
             f"{summary.frames} frames at {summary.fps:g} fps, "
-            f"{summary.tempo_bpm:.1f} BPM, style {summary.style}, "
+            f"{summary.tempo_bpm:.1f} BPM{pulse}, style {summary.style}, "
             f"{', '.join(p.name for p in result.files.values())} in {total_s:.2f} s"
         )
     if failures:

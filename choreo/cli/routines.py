@@ -7,7 +7,9 @@ import json
 import sys
 
 from choreo.client import ChoreoClient
+from choreo.contracts.routine import IMPACTS, ROUTINE_PROFILES
 from choreo.errors import ChoreoError
+from choreo.models.energy import INTENSITY_LEVELS
 
 __all__ = ["register"]
 
@@ -20,7 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for p in (parser, listing):
         p.add_argument("--tag", default=None)
         p.add_argument("--style", default=None)
-        p.add_argument("--intensity", choices=("low", "medium", "high"), default=None)
+        p.add_argument("--intensity", choices=INTENSITY_LEVELS, default=None, help="from the MET value")
+        p.add_argument("--kind", choices=("dance", "workout"), default=None)
+        p.add_argument("--impact", choices=IMPACTS, default=None)
+        p.add_argument("--profile", choices=(*ROUTINE_PROFILES, "custom"), default=None)
         p.add_argument("--tempo-min-bpm", type=float, default=None)
         p.add_argument("--tempo-max-bpm", type=float, default=None)
         p.add_argument("--duration-min-s", type=float, default=None)
@@ -44,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
                     tag=args.tag,
                     style=args.style,
                     intensity=args.intensity,
+                    kind=args.kind,
+                    impact=args.impact,
+                    profile=args.profile,
                     tempo_min_bpm=args.tempo_min_bpm,
                     tempo_max_bpm=args.tempo_max_bpm,
                     duration_min_s=args.duration_min_s,
@@ -53,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
                 for r in page["items"]:
                     print(
                         f"{r['id']}  {r['tempo_bpm']:6.1f} bpm  {r['duration_s']:6.1f} s  "
-                        f"{r['intensity_level']:<6} {r['style']:<10} {r['title']}  [{', '.join(r['tags'])}]"
+                        f"{r['kind']:<7} {r['intensity_level']:<8} {r['met']:4.1f} MET {r['style']:<10} "
+                        f"{r['title']}  [{', '.join(r['tags'])}]"
                     )
             elif args.action == "show":
                 print(json.dumps(client.routine(args.routine_id), indent=2))

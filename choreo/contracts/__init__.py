@@ -11,6 +11,7 @@ nothing of Choreo's but the errors (:mod:`choreo.errors`) and the motion types
 - :mod:`.timing`: :class:`~.timing.SongTiming`, a song's beats, tempo and length
 - :mod:`.plan`: :class:`~.plan.Plan`, which phrase is danced over which bars
 - :mod:`.provenance`: :class:`~.provenance.Provenance`, where a dance came from
+- :mod:`.contacts`: :class:`~.contacts.ContactTrack`, which heels, toes and hands touch the floor when
 - :mod:`.generated`: :class:`~.generated.GeneratedMotion`, the performed dance between stages
 - :mod:`.summary`: :class:`~.summary.DanceSummary`, what a finished dance says about itself
 """

@@ -3,6 +3,8 @@
 A raw dance at the synthesizer's native fps, where it came from (the
 provenance, with the resolved style and whether the model is trained), the
 song's timing that post-processing and export need, and the plan it performed.
+The contacts (:class:`~choreo.contracts.contacts.ContactTrack`, which heels, toes and hands
+touch the floor in which frame) are detected on the raw dance and travel with it.
 The service stores it as one ``.npz`` (``work/performed.npz``), so the finishing
 stage reads one object with one schema; the plan is typed in memory and JSON
 only inside the file.
@@ -17,6 +19,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
 from choreo.contracts.plan import Plan
 from choreo.contracts.provenance import Provenance
 from choreo.contracts.timing import SongTiming
@@ -25,7 +28,7 @@ from choreo.motion import Motion
 
 __all__ = ["GeneratedMotion"]
 
-_NPZ_VERSION = 2
+_NPZ_VERSION = 3
 _NPZ_KEYS = (
     "version",
     "poses",
@@ -36,6 +39,7 @@ _NPZ_KEYS = (
     "tempo_bpm",
     "duration_s",
     "plan",
+    "contacts",
 )
 
 
@@ -50,12 +54,21 @@ class GeneratedMotion:
         was generated in (``auto`` resolved from the tempo, the one place it is resolved)
     song : the song's beats, tempo and duration
     plan : the choreography plan the dance performed
+    contacts : the raw dance's contacts, at its fps and frame count
     """
 
     motion: Motion
     provenance: Provenance
     song: SongTiming
     plan: Plan
+    contacts: ContactTrack
+
+    def __post_init__(self) -> None:
+        if self.contacts.n_frames != self.motion.n_frames or self.contacts.fps != self.motion.fps:
+            raise ParameterError(
+                f"contacts ({self.contacts.n_frames} frames at {self.contacts.fps} fps) do not match "
+                f"the motion ({self.motion.n_frames} frames at {self.motion.fps} fps)"
+            )
 
     def to_npz(self, file: str | PathLike[str] | BinaryIO) -> None:
         """Write as an ``.npz`` (poses as float32, as the engine made them; not compressed: zlib
@@ -71,6 +84,7 @@ class GeneratedMotion:
             tempo_bpm=np.float64(self.song.tempo_bpm),
             duration_s=np.float64(self.song.duration_s),
             plan=np.array(json.dumps(self.plan.to_dict())),
+            contacts=np.packbits(self.contacts.frames, axis=1),
         )
 
     @classmethod
@@ -101,4 +115,6 @@ class GeneratedMotion:
                 plan = Plan.from_dict(json.loads(str(data["plan"])))
             except json.JSONDecodeError as exc:
                 raise ParameterError(f"GeneratedMotion file holds no valid plan ({exc})") from None
-            return cls(motion, Provenance.from_json(str(data["provenance"])), song, plan)
+            bits = np.unpackbits(data["contacts"], axis=1, count=len(CONTACT_POINTS)).astype(bool)
+            contacts = ContactTrack(motion.fps, bits)
+            return cls(motion, Provenance.from_json(str(data["provenance"])), song, plan, contacts)

@@ -32,7 +32,9 @@ from choreo.contracts.choices import (
     Energy,
     Synth,
 )
+from choreo.contracts.routine import IMPACTS, ROUTINE_PROFILES, Impact, parse_profile
 from choreo.errors import ParameterError
+from choreo.models.energy import DEFAULT_BODY_MASS_KG
 
 __all__ = ["RenderOptions"]
 
@@ -57,6 +59,10 @@ class RenderOptions(BaseModel):
     energy : how big the moves are, from :data:`~choreo.contracts.choices.ENERGY_LEVELS` (``auto``: the music)
     synth : one of :data:`~choreo.contracts.choices.SYNTHS`, who performs the plan of real mocap phrases:
         ``blend`` joins them (the default), ``model`` is the guided LSTM
+    routine : None for a dance; a workout's profile (:data:`~choreo.contracts.routine.ROUTINE_PROFILES`)
+        or custom curve (numbers 1 to 10 per minute, ``"3,5,7,5"``), see :mod:`choreo.contracts.routine`
+    body_mass_kg : the body mass a workout's energy estimate is for (kilocalories)
+    impact : a workout's impact, from :data:`~choreo.contracts.routine.IMPACTS` (``low``: no flight)
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +83,34 @@ class RenderOptions(BaseModel):
         default="blend",
         description="Who performs the plan: blend (joined phrases) or model (the LSTM).",
     )
+    routine: str | None = Field(
+        default=None,
+        description=f"A workout: {', '.join(ROUTINE_PROFILES)} or numbers 1-10 per minute; unset: a dance.",
+    )
+    impact: Impact = Field(default="low", description=f"A workout's impact: {', '.join(IMPACTS)}.")
+    body_mass_kg: float = Field(
+        default=DEFAULT_BODY_MASS_KG,
+        ge=20,
+        le=300,
+        description="A workout's kilocalories are for this body mass.",
+    )
+
+    @field_validator("routine", mode="before")
+    @classmethod
+    def _known_routine(cls, routine: Any) -> Any:
+        if routine is None or routine == "":
+            return None
+        if not isinstance(routine, str):
+            raise ParameterError(f"routine must be a profile name or a curve, got {routine!r}")
+        name, curve = parse_profile(routine)
+        return name if not curve else ",".join(f"{v:g}" for v in curve)
+
+    @field_validator("impact", mode="before")
+    @classmethod
+    def _known_impact(cls, impact: Any) -> Any:
+        if impact not in IMPACTS:
+            raise ParameterError(f"unknown impact {impact!r}; choose one of {', '.join(IMPACTS)}")
+        return impact
 
     @field_validator("fps")
     @classmethod

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from choreo.contracts.routine import WorkoutPlan
 from choreo.errors import ParameterError
 
 __all__ = ["PLAN_FORMAT", "Plan", "Segment", "read_plan"]
@@ -74,6 +75,8 @@ class Plan:
     duration_s: float
     segments: tuple[Segment, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    routine: WorkoutPlan | None = None
+    """A workout's profile, impact and cue sheet (``choreo render --routine``); None for a dance."""
 
     def __post_init__(self) -> None:
         if not self.segments:
@@ -89,11 +92,31 @@ class Plan:
         """Song times where one phrase hands over to the next, increasing."""
         return np.array([s.start_s for s in self.segments[1:]])
 
+    @property
+    def pulse_ratio(self) -> float | None:
+        """The dancer's pulse over the song's beat: the ``beat_ratio`` danced for the most song seconds.
+
+        1 steps on the song's beats, 2 in double time, 0.5 in half time (a 180 BPM song danced at 90);
+        None where every segment is free (no beat to step to).
+        """
+        seconds: dict[float, float] = {}
+        for segment in self.segments:
+            if not segment.free and segment.beat_ratio > 0:
+                ratio = float(segment.beat_ratio)
+                seconds[ratio] = seconds.get(ratio, 0.0) + segment.end_s - segment.start_s
+        return max(seconds, key=lambda ratio: seconds[ratio]) if seconds else None
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; song times keep full precision, so a saved plan re-renders the same dance."""
         out = asdict(self)
         out["format"] = PLAN_FORMAT
         out["segments"], out["notes"] = list(out["segments"]), list(out["notes"])
+        if out["routine"] is None:
+            del out["routine"]
+        else:
+            out["routine"]["cues"] = list(out["routine"]["cues"])
+            out["routine"]["curve"] = list(out["routine"]["curve"])
+            out["routine"]["excluded_phrases"] = list(out["routine"]["excluded_phrases"])
         for seg in out["segments"]:
             seg["song_beats_s"] = list(seg["song_beats_s"])
             seg["source_span_s"] = list(seg["source_span_s"])
@@ -132,6 +155,7 @@ class Plan:
                 duration_s=float(data["duration_s"]),
                 segments=segments,
                 notes=tuple(data.get("notes", ())),
+                routine=WorkoutPlan.from_dict(data["routine"]) if data.get("routine") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"malformed plan: {exc!r}") from exc

@@ -6,7 +6,9 @@ mocap scored 0.318 on its own song against 0.200 on another; the first model
 (:func:`~choreo.metrics.beat_align.beat_align_score`): on its song's own beats,
 on the beats of a different song whose tempo differs by at least
 :data:`MIN_TEMPO_DIFFERENCE` (the *mismatched* beats), and on its own beats
-shifted by half a beat. The measure is own minus mismatched.
+shifted by half a beat. Two contrasts come of it: own minus mismatched (the dance
+follows this song rather than any), and own minus half-beat (its stops fall on the
+beats, not between them: a dance that stops twice a beat scores the same on both).
 """
 
 from __future__ import annotations
@@ -33,23 +35,35 @@ MIN_TEMPO_DIFFERENCE = 0.10
 
 @dataclass(frozen=True)
 class BeatContrast:
-    """Beat alignment on own, mismatched and half-beat-shifted beats, and own minus mismatched."""
+    """Beat alignment on own, mismatched and half-beat-shifted beats, and the two contrasts.
+
+    ``mismatched`` is None when no song of a different enough tempo was there to score against.
+    """
 
     own: float
-    mismatched: float
+    mismatched: float | None
     shifted: float
 
     @property
-    def own_minus_mismatched(self) -> float:
-        return self.own - self.mismatched
+    def own_minus_mismatched(self) -> float | None:
+        return None if self.mismatched is None else self.own - self.mismatched
 
-    def to_dict(self) -> dict[str, float]:
+    @property
+    def own_minus_half_beat(self) -> float:
+        return self.own - self.shifted
+
+    def to_dict(self) -> dict[str, float | None]:
         return {
-            "beat_align_own": round(self.own, 4),
-            "beat_align_mismatched": round(self.mismatched, 4),
-            "beat_align_half_beat": round(self.shifted, 4),
-            "beat_align_own_minus_mismatched": round(self.own_minus_mismatched, 4),
+            "beat_align_own": _rounded(self.own),
+            "beat_align_mismatched": _rounded(self.mismatched),
+            "beat_align_half_beat": _rounded(self.shifted),
+            "beat_align_own_minus_mismatched": _rounded(self.own_minus_mismatched),
+            "beat_align_own_minus_half_beat": _rounded(self.own_minus_half_beat),
         }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def half_beat_shifted(beat_times_s: np.ndarray) -> np.ndarray:
@@ -92,7 +106,7 @@ def pick_mismatched_song(own: str, tempi_bpm: dict[str, float]) -> str | None:
 def beat_contrast(
     positions: np.ndarray,
     own_beat_times_s: np.ndarray,
-    mismatched_beat_times_s: np.ndarray,
+    mismatched_beat_times_s: np.ndarray | None,
     *,
     fps: float,
 ) -> BeatContrast:
@@ -103,7 +117,7 @@ def beat_contrast(
     positions : np.ndarray [shape=(frames, joints, 3)], metres
     own_beat_times_s : the song's beats, seconds on the dance's clock
     mismatched_beat_times_s : another song's beats on the same clock, covering the dance
-        (see :func:`tiled_beats`)
+        (see :func:`tiled_beats`); None where there is none (the mismatched score is then None)
     fps : frame rate of ``positions``
 
     Raises
@@ -114,6 +128,8 @@ def beat_contrast(
     own = np.asarray(own_beat_times_s, dtype=np.float64)
     return BeatContrast(
         own=beat_align_score(positions, own, fps=fps),
-        mismatched=beat_align_score(positions, mismatched_beat_times_s, fps=fps),
+        mismatched=None
+        if mismatched_beat_times_s is None
+        else beat_align_score(positions, mismatched_beat_times_s, fps=fps),
         shifted=beat_align_score(positions, half_beat_shifted(own), fps=fps),
     )

@@ -30,6 +30,7 @@ CONTEXT_KEYS = (
     "beat_align_mismatched",
     "beat_align_half_beat",
     "beat_align_own_minus_mismatched",
+    "beat_align_own_minus_half_beat",
     "junction_jerk_ratio",
     "stall_s",
     "longest_stall_s",
@@ -78,7 +79,7 @@ def score_in_context(positions: np.ndarray, context: DanceContext, *, fps: float
     out: dict[str, float | None] = dict.fromkeys(CONTEXT_KEYS)
     frames = positions.shape[0]
     duration_s = frames / fps
-    if context.mismatched_beats_s is not None:
+    if context.own_beats_s.size >= 2:
         out.update(
             beat_contrast(positions, context.own_beats_s, context.mismatched_beats_s, fps=fps).to_dict()
         )

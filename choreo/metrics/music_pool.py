@@ -3,9 +3,11 @@
 Beat alignment on the beats of *another* song needs every song's tempo before
 the first dance is scored, and the retimed mocap needs the structure of the
 song window it was retimed onto; :class:`MusicPool` computes each once.
-Beats are librosa's (:mod:`choreo.metrics.music_beats`), as for every beat
-alignment score; the structure is Choreo's own
-(:func:`choreo.audio.structure.analyze_structure`), as the planner sees it.
+Beats and structure are one analysis, the planner's
+(:func:`choreo.audio.structure.analyze_structure` on the pipeline's features):
+a dance is scored on the beats it was planned on, and those are the beats the
+beat-truth benchmark ranks best (``bench/beats.py``, issue 20), not another
+tracker's.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from choreo.audio.structure import MusicStructure, analyze_structure
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_contrast import pick_mismatched_song, tiled_beats
 from choreo.metrics.context import DanceContext
-from choreo.metrics.music_beats import librosa_beat_times
 from choreo.metrics.repetition import SourceSpan
 from choreo.metrics.style import StyleCentroids
 
@@ -43,8 +44,8 @@ class MusicPool:
         self._tempi: dict[str, float] | None = None
 
     def beats(self, name: str) -> np.ndarray:
-        """The song's beats, seconds (librosa's tracker)."""
-        return librosa_beat_times(self._path(name))
+        """The song's beats, seconds: those of its steady bars, as the planner follows them."""
+        return self.structure(name).beat_times
 
     def structure(self, name: str) -> MusicStructure:
         """The song's bars, energy and sections."""

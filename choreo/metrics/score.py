@@ -8,7 +8,7 @@ import numpy as np
 
 from choreo.metrics.beat_align import beat_align_score, kinematic_beats
 from choreo.metrics.diversity import kinetic_features
-from choreo.metrics.foot_skate import foot_skate_ratio
+from choreo.metrics.foot_skate import contact_share, foot_skate_ratio
 from choreo.metrics.freeze import freeze_ratio, motion_energy
 from choreo.metrics.jerk import mean_jerk
 from choreo.metrics.limits import limit_violations
@@ -35,6 +35,7 @@ class DanceScores:
     duration_s: float
     beat_align: float
     foot_skate: float
+    foot_contact: float
     pfc: float
     jerk: float
     freeze_ratio: float | None
@@ -53,6 +54,7 @@ class DanceScores:
             "duration_s": round(self.duration_s, 4),
             "beat_align": round(self.beat_align, 4),
             "foot_skate": round(self.foot_skate, 4),
+            "foot_contact": round(self.foot_contact, 4),
             "pfc": round(self.pfc, 4),
             "jerk": round(self.jerk, 3),
             "freeze_ratio": None if self.freeze_ratio is None else round(self.freeze_ratio, 4),
@@ -85,6 +87,7 @@ def score_motion(motion: Motion, music_beat_times_s: np.ndarray) -> DanceScores:
         duration_s=motion.duration_s,
         beat_align=beat_align_score(positions, music_beat_times_s, fps=fps),
         foot_skate=foot_skate_ratio(positions, fps=fps, skeleton=motion.skeleton),
+        foot_contact=contact_share(positions, skeleton=motion.skeleton),
         pfc=pfc_score(positions, fps=fps, skeleton=motion.skeleton),
         jerk=mean_jerk(positions, fps=fps),
         freeze_ratio=freeze_ratio(positions, fps=fps),

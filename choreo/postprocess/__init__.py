@@ -2,14 +2,14 @@
 
 One module per step: :mod:`.filtering` (zero-phase low-pass), :mod:`.joint_limits`
 (anatomical limits), :mod:`.leg_ik` (planted feet held by bending the legs),
-:mod:`.contacts` (foot contact), :mod:`.ground` (feet on the floor),
-:mod:`.foot_pinning` (less skating), :mod:`.in_place` (no root travel) and
+:mod:`.contacts` (heels, toes and hands on the floor, with hysteresis), :mod:`.ground` (feet on the floor),
+:mod:`.foot_locking` (feet held where they touched down), :mod:`.in_place` (no root travel) and
 :mod:`.chain` (the composed :func:`postprocess`).
 """
 
 from choreo.postprocess.chain import postprocess
 from choreo.postprocess.filtering import lowpass_filter
-from choreo.postprocess.foot_pinning import pin_feet
+from choreo.postprocess.foot_locking import lock_feet
 from choreo.postprocess.ground import ground_feet
 from choreo.postprocess.in_place import in_place
 from choreo.postprocess.joint_limits import (
@@ -27,8 +27,8 @@ __all__ = [
     "count_limit_violations",
     "ground_feet",
     "in_place",
+    "lock_feet",
     "lowpass_filter",
-    "pin_feet",
     "postprocess",
     "solve_leg_ik",
 ]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from choreo.contracts.contacts import ContactTrack
 from choreo.motion.motion import Motion
+from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.filtering import DEFAULT_BODY_CUTOFF_HZ, DEFAULT_ROOT_CUTOFF_HZ, lowpass_filter
-from choreo.postprocess.foot_pinning import pin_feet
+from choreo.postprocess.foot_locking import lock_feet
 from choreo.postprocess.ground import ground_feet
 from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
 from choreo.postprocess.leg_ik import solve_leg_ik
@@ -25,13 +27,14 @@ def postprocess(
     leg_ik: bool = True,
     clamp_limits: bool = True,
     ground: bool = True,
-    pin_strength: float = 1.0,
+    lock: bool = True,
+    contacts: ContactTrack | None = None,
 ) -> Motion:
-    """Smooth, bend the legs onto the floor, clamp to joint limits, ground and de-skate, in that order.
+    """Smooth, bend the legs onto the floor, clamp to joint limits, ground and lock the feet, in that order.
 
     The order matters: clamping comes after smoothing and leg IK so neither can
-    push a joint back out of range, and the foot steps (which move only the root)
-    come last so they see the final pose.
+    push a joint back out of range, and the locks come last, on the grounded
+    dance, so a planted foot stays where it touched down in the final pose.
 
     Parameters
     ----------
@@ -42,8 +45,10 @@ def postprocess(
     joint_limits : joint name to limit; defaults to the SMPL table
     clamp_limits : run :func:`~choreo.postprocess.joint_limits.clamp_joint_limits`
     ground : run :func:`~choreo.postprocess.ground.ground_feet`
-    pin_strength : float in [0, 1], share of foot sliding cancelled by
-        :func:`~choreo.postprocess.foot_pinning.pin_feet` (0 skips it)
+    lock : run :func:`~choreo.postprocess.foot_locking.lock_feet`
+    contacts : the contacts to lock the feet by (the performed dance's, at this
+        motion's fps); ``None`` detects them on the grounded motion
+        (:func:`~choreo.postprocess.contacts.detect_contacts`)
 
     Returns
     -------
@@ -61,8 +66,10 @@ def postprocess(
         out = clamp_joint_limits(out, limits=joint_limits)
     if ground:
         out = ground_feet(out)
-    if pin_strength > 0.0:
-        out = pin_feet(out, strength=pin_strength)
+    if lock:
+        out = lock_feet(
+            out, detect_contacts(out) if contacts is None else contacts, joint_limits=joint_limits
+        )
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

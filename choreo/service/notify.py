@@ -18,7 +18,7 @@ from choreo.service.context import ServiceContext
 from choreo.service.jobs import batch_status, get_batch, update_job
 from choreo.service.metrics import record_job_duration
 from choreo.service.queue import enqueue_callback
-from choreo.service.records import JobRecord, now_s
+from choreo.service.records import JobRecord
 
 __all__ = ["notify_job_ended"]
 
@@ -48,7 +48,7 @@ def notify_job_ended(ctx: ServiceContext, celery: Celery, job: JobRecord) -> Non
 
 
 def _announce(ctx: ServiceContext, celery: Celery, job: JobRecord) -> None:
-    record_job_duration(ctx, job.state.value, max((job.finished_at or now_s()) - job.created_at, 0.0))
+    record_job_duration(ctx, job)
     if job.callback_url:
         payload: dict[str, object] = {
             "event": "job.finished",

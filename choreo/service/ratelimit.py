@@ -12,7 +12,7 @@ import time
 
 from choreo.service.context import ServiceContext
 
-__all__ = ["auth_failures_exceeded", "count_auth_failure", "take_request"]
+__all__ = ["WINDOW_S", "auth_failures_exceeded", "count_auth_failure", "take_request"]
 
 WINDOW_S = 60
 

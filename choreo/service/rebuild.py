@@ -1,8 +1,9 @@
 """Rebuild the Redis index from storage, the record, after Redis lost its data.
 
 Reads every key, track, team secret, job, batch, routine, team library and
-pending upload record from the bucket and writes the index entries again;
-running it twice gives the same index.
+pending upload record from the bucket and writes the index entries again, and
+the job-duration histograms of the metrics from the ended jobs; running it
+twice gives the same index.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from choreo.service.context import ServiceContext
 from choreo.service.jobs import index_batch, index_job
 from choreo.service.keys import index_key
 from choreo.service.libraries import LibraryRecord, LibraryState, enqueue_build, index_library
+from choreo.service.metrics import restore_job_durations
 from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE, enqueue_job
 from choreo.service.records import (
     PERFORMED,
@@ -86,6 +88,7 @@ def rebuild_index(ctx: ServiceContext, celery: Celery | None = None) -> dict[str
         index_job(ctx, job)
         max_seq = max(max_seq, job.seq)
     counts["jobs"] = len(jobs)
+    restore_job_durations(ctx, jobs)
     for key in ctx.storage.list_keys("batches/"):
         if key.endswith(".json") and (raw := ctx.storage.get_json(key)):
             batch = BatchRecord.model_validate(raw)

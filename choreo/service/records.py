@@ -13,21 +13,23 @@ import json
 import time
 import uuid
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from choreo.contracts.choices import AUTO, DANCE_FORMATS, STYLES
 from choreo.contracts.options import RenderOptions
-from choreo.contracts.summary import DanceBrief
+from choreo.contracts.summary import DanceBrief, RoutineSheet
 from choreo.errors import ParameterError
 from choreo.models import shipped_library_sha256
+from choreo.models.energy import INTENSITY_LEVELS as ENERGY_INTENSITY_LEVELS
 
 __all__ = [
     "ACTIVE_STATES",
     "PERFORMED",
     "PREPARED",
     "INTENSITY_LEVELS",
+    "ROUTINE_KINDS",
     "LIBRARY_ID_PATTERN",
     "SCOPES",
     "TERMINAL_STATES",
@@ -56,7 +58,9 @@ SCOPES = ("content", "fitness", "admin", "operator")
 """content: upload, submit, publish; fitness: read routines; admin: manage the team's keys and
 callback secret; operator: manage the keys of every team (the service's own staff)."""
 
-INTENSITY_LEVELS = ("low", "medium", "high")
+INTENSITY_LEVELS = ENERGY_INTENSITY_LEVELS
+"""A routine's level, from its MET value (:func:`choreo.models.energy.intensity_level`)."""
+ROUTINE_KINDS = ("dance", "workout")
 
 
 class JobState(StrEnum):
@@ -131,8 +135,13 @@ class JobOptions(RenderOptions):
             "video_length_s": 30.0,
             "energy": "auto",
             "synth": "model",
+            "routine": None,
+            "body_mass_kg": 70.0,
         }
-        canonical = self.model_dump(exclude={k for k, v in later.items() if getattr(self, k) == v})
+        unset = {k for k, v in later.items() if getattr(self, k) == v}
+        if self.routine is None or self.impact == "low":  # the impact changes only a workout
+            unset.add("impact")
+        canonical = self.model_dump(exclude=unset)
         canonical |= {"formats": sorted(set(self.formats)), "track": track_sha256}
         canonical["library"] = library_sha256 or shipped_library_sha256()
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
@@ -218,7 +227,15 @@ class RoutineRecord(BaseModel):
     tempo_bpm: float
     duration_s: float
     intensity: float = Field(description="Mean joint speed of the dance, m/s.")
-    intensity_level: str
+    intensity_level: str = Field(description="light, moderate or vigorous, from the MET value.")
+    kind: Literal["dance", "workout"] = "dance"
+    profile: str | None = Field(default=None, description="A workout's intensity profile.")
+    impact: str | None = Field(default=None, description="A workout's impact: low or high.")
+    motion_energy_m2_s2: float = Field(default=0.0, description="What the MET value is computed from.")
+    met: float = Field(default=0.0, description="MET value of the whole routine (0: not scored).")
+    kcal_per_min: float = Field(default=0.0, description="At the routine's body mass (70 kg for a dance).")
+    calibration: str = Field(default="", description="The energy calibration the scores come from.")
+    sheet: RoutineSheet | None = Field(default=None, description="A workout's cue sheet and intensity curve.")
     artifacts: dict[str, str] = Field(default_factory=dict)
     seq: int = 0
     created_at: float = Field(default_factory=now_s)

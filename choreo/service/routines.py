@@ -1,13 +1,14 @@
-"""Routines: finished dances published for fitness apps, found by tag, tempo, length and intensity.
+"""Routines: finished dances and workouts published for fitness apps, found by what they are.
 
-Tempo and duration come from the song, intensity from the motion: the mean
-speed of the body's joints in metres per second, measured by the worker when
-the job finished (``summary.mean_joint_speed_m_per_s``, :mod:`choreo.metrics.speed`).
-The default level bounds,
-1.07 and 1.32 m/s, are the terciles of that speed over the 52 recorded CMU
-dance clips (retargeted to SMPL): ``low`` is calmer than two thirds of the
-human dances. They are settings, so a catalogue can be recalibrated without
-touching the records.
+Tempo and duration come from the song; the intensity from the motion: its
+motion energy (mean squared joint speed, measured by the worker when the job
+finished, ``summary.motion_energy_m2_s2``) becomes a MET value, kilocalories a
+minute and a level (light, moderate, vigorous) through the energy calibration
+(:mod:`choreo.models.energy`, on the Compendium of Physical Activities). A
+workout (a job with the option ``routine``) also carries its profile, impact
+and cue sheet. The scores are kept with the motion energy they come from, so
+:func:`rescore_routines` recomputes a whole catalogue when the calibration
+changes, without rendering anything again. Fitness keys only read.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from choreo.errors import ConflictError
+from choreo.models.energy import DEFAULT_BODY_MASS_KG, energy_calibration, intensity_level, kcal_per_min
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import next_seq
 from choreo.service.records import JobRecord, JobState, RoutineRecord, new_id, routine_key
@@ -25,21 +27,29 @@ __all__ = [
     "delete_routine",
     "get_routine",
     "index_routine",
-    "intensity_level",
     "list_routines",
     "publish_job",
+    "rescore_routines",
     "routine_for_job",
     "routines_of_jobs",
+    "scored",
 ]
 
 
-def intensity_level(ctx: ServiceContext, intensity_m_per_s: float) -> str:
-    """``low``, ``medium`` or ``high`` for a mean joint speed."""
-    if intensity_m_per_s < ctx.settings.intensity_low_below_m_per_s:
-        return "low"
-    if intensity_m_per_s < ctx.settings.intensity_high_from_m_per_s:
-        return "medium"
-    return "high"
+def scored(routine: RoutineRecord) -> RoutineRecord:
+    """``routine`` with its MET value, kilocalories and level from its motion energy and today's
+    calibration (a workout's at its body mass, a dance's at the default 70 kg)."""
+    calibration = energy_calibration()
+    met = calibration.met(routine.motion_energy_m2_s2)
+    mass = routine.sheet.body_mass_kg if routine.sheet is not None else DEFAULT_BODY_MASS_KG
+    return routine.model_copy(
+        update={
+            "met": round(met, 2),
+            "kcal_per_min": round(kcal_per_min(met, mass), 2),
+            "intensity_level": intensity_level(met),
+            "calibration": calibration.version,
+        }
+    )
 
 
 def index_routine(ctx: ServiceContext, routine: RoutineRecord) -> None:
@@ -86,20 +96,27 @@ def publish_job(
     summary = job.summary
     if summary is None:
         raise ConflictError(f"job {job.id} is done but has no summary", code="job_not_done")
-    intensity = summary.mean_joint_speed_m_per_s
-    routine = RoutineRecord(
-        id=new_id("rtn"),
-        team=job.team,
-        job_id=job.id,
-        title=title,
-        tags=sorted({t.strip().lower() for t in tags if t.strip()}),
-        style=style or summary.style,
-        tempo_bpm=round(summary.tempo_bpm, 3),
-        duration_s=round(summary.duration_s, 3),
-        intensity=round(intensity, 4),
-        intensity_level=intensity_level(ctx, intensity),
-        artifacts=dict(job.artifacts),
-        seq=next_seq(ctx),
+    sheet = summary.routine
+    routine = scored(
+        RoutineRecord(
+            id=new_id("rtn"),
+            team=job.team,
+            job_id=job.id,
+            title=title,
+            tags=sorted({t.strip().lower() for t in tags if t.strip()}),
+            style=style or summary.style,
+            tempo_bpm=round(summary.tempo_bpm, 3),
+            duration_s=round(summary.duration_s, 3),
+            intensity=round(summary.mean_joint_speed_m_per_s, 4),
+            intensity_level="",
+            kind="dance" if sheet is None else "workout",
+            profile=None if sheet is None else sheet.profile,
+            impact=None if sheet is None else sheet.impact,
+            motion_energy_m2_s2=summary.motion_energy_m2_s2,
+            sheet=sheet,
+            artifacts=dict(job.artifacts),
+            seq=next_seq(ctx),
+        )
     )
     ctx.storage.put_json(routine_key(routine.id), routine.model_dump(mode="json"))
     index_routine(ctx, routine)
@@ -121,6 +138,9 @@ class RoutineFilter:
     tag: str | None = None
     style: str | None = None
     intensity: str | None = None
+    kind: str | None = None
+    impact: str | None = None
+    profile: str | None = None
     tempo_min_bpm: float | None = None
     tempo_max_bpm: float | None = None
     duration_min_s: float | None = None
@@ -131,6 +151,9 @@ class RoutineFilter:
             self.tag is None or self.tag.lower() in r.tags,
             self.style is None or self.style == r.style,
             self.intensity is None or self.intensity == r.intensity_level,
+            self.kind is None or self.kind == r.kind,
+            self.impact is None or self.impact == r.impact,
+            self.profile is None or self.profile == r.profile,
             self.tempo_min_bpm is None or r.tempo_bpm >= self.tempo_min_bpm,
             self.tempo_max_bpm is None or r.tempo_bpm <= self.tempo_max_bpm,
             self.duration_min_s is None or r.duration_s >= self.duration_min_s,
@@ -177,3 +200,28 @@ def delete_routine(ctx: ServiceContext, routine: RoutineRecord) -> None:
     pipe.zrem(ctx.key("routines", routine.team), routine.id)
     pipe.delete(ctx.key("routine_of", routine.job_id))
     pipe.execute()
+
+
+def rescore_routines(ctx: ServiceContext) -> dict[str, int]:
+    """Score every routine of every team again with today's calibration, in Redis and in storage.
+
+    Routines published before the motion energy was kept (0) cannot be scored: they are counted
+    as ``unscored`` and left as they are.
+    """
+    counts = {"rescored": 0, "unchanged": 0, "unscored": 0}
+    for name in ctx.redis.scan_iter(match=ctx.key("routine", "*")):
+        raw = ctx.redis.get(name)
+        if not raw:
+            continue
+        routine = RoutineRecord.model_validate_json(raw)
+        if routine.motion_energy_m2_s2 <= 0:
+            counts["unscored"] += 1
+            continue
+        new = scored(routine)
+        if new == routine:
+            counts["unchanged"] += 1
+            continue
+        ctx.storage.put_json(routine_key(new.id), new.model_dump(mode="json"))
+        ctx.redis.set(ctx.key("routine", new.id), new.model_dump_json())
+        counts["rescored"] += 1
+    return counts

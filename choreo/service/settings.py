@@ -7,15 +7,17 @@ work with the defaults; test and production refuse the known default secrets.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from choreo.service.forwarded import Network, parse_networks
 
 __all__ = ["KNOWN_DEFAULT_SECRETS", "PLACEHOLDER_SECRET", "ServiceSettings", "get_service_settings"]
 
-PLACEHOLDER_SECRET = "change-me"
+PLACEHOLDER_SECRET = "change-me"  # noqa: S105  the placeholder itself, refused outside development
 """The default of every secret; accepted in development only."""
 
 KNOWN_DEFAULT_SECRETS = frozenset({PLACEHOLDER_SECRET, "choreo-dev", "choreo-dev-secret", "minioadmin"})
@@ -57,19 +59,20 @@ class ServiceSettings(BaseSettings):
     )
     rate_limit_per_minute: int = Field(default=600, gt=0, description="Requests per key per minute.")
     auth_failures_per_minute: int = Field(
-        default=30, gt=0, description="Failed authentications per client address per minute before 429."
+        default=30,
+        gt=0,
+        description="Failed authentications per client address per minute; past it that address's "
+        "requests without a valid key get 429 (a valid key is still served).",
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated addresses or CIDR networks of the proxies in front of the API: "
+        "only their X-Forwarded-For names the client's address (choreo.service.forwarded).",
     )
     dedup_stale_after_s: int = Field(
         default=3600, gt=0, description="A live job unchanged this long no longer deduplicates new requests."
     )
     max_tracks_per_submit: int = Field(default=100, gt=0, description="Largest album in one request.")
-
-    intensity_low_below_m_per_s: float = Field(
-        default=1.07, gt=0, description="Mean joint speed under which a routine is low intensity."
-    )
-    intensity_high_from_m_per_s: float = Field(
-        default=1.32, gt=0, description="Mean joint speed from which a routine is high intensity."
-    )
 
     callback_allow_loopback: bool = Field(
         default=False, description="Let callbacks reach loopback receivers (development only)."
@@ -110,6 +113,17 @@ class ServiceSettings(BaseSettings):
     retry_backoff_cap_s: int = Field(
         default=30, gt=0, description="Longest wait between two tries; stays under the visibility timeout."
     )
+
+    @cached_property
+    def trusted_proxy_networks(self) -> tuple[Network, ...]:
+        """:attr:`trusted_proxies` parsed, once."""
+        return parse_networks(self.trusted_proxies)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_parse(cls, value: str) -> str:
+        parse_networks(value)
+        return value
 
     @model_validator(mode="after")
     def _derive_and_refuse(self) -> ServiceSettings:

@@ -100,11 +100,22 @@ class FloorCanvas:
         row, col = self.origins[frame]
         return int(row), int(col)
 
-    def paint(self, frame: int, rgb: np.ndarray, planes: tuple[np.ndarray, ...]) -> None:
-        """Copy frame ``frame``'s floor into the top of ``rgb`` ([H, W, 3]) and of the Y, U, V ``planes``."""
+    def paint(
+        self,
+        frame: int,
+        rgb: np.ndarray,
+        planes: tuple[np.ndarray, ...],
+        box: tuple[int, int, int, int] | None = None,
+    ) -> None:
+        """Copy frame ``frame``'s floor into the top of the Y, U, V ``planes`` and of ``rgb`` ([H, W, 3]).
+
+        ``box`` (y0, y1, x0, x1) limits the RGB copy to the part of the picture that will be drawn
+        over and converted again; None copies the whole picture. The planes are copied whole.
+        """
         h, w = self.size
         row, col = self.origin(frame)
-        rgb[:h] = self.rgb[row : row + h, col : col + w]
+        y0, y1, x0, x1 = (0, h, 0, w) if box is None else box
+        rgb[y0:y1, x0:x1] = self.rgb[row + y0 : row + y1, col + x0 : col + x1]
         planes[0][:h] = self.luma[row : row + h, col : col + w]
         u, v = self.chroma[(row % 2, col % 2)]
         crow, ccol = row // 2, col // 2

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 
@@ -69,16 +70,17 @@ def mux_mp4(
         "-c:v", "libx264", "-preset", "ultrafast", "-tune", "animation", "-crf", "23", "-pix_fmt", "yuv420p",
         "-threads", str(options.encoder_threads), "-movflags", "+faststart", str(path),
     ]  # fmt: skip
-    encoder = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert encoder.stdin is not None and encoder.stderr is not None  # both are pipes
+    # ffmpeg found on PATH or given, an argument list: the output is a path, no shell.
+    encoder = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)  # noqa: S603
+    stdin, stderr = cast(IO[bytes], encoder.stdin), cast(IO[bytes], encoder.stderr)  # both are pipes
     try:
         for planes in frames:
             for plane in planes:
-                encoder.stdin.write(plane.data)
-        encoder.stdin.close()
+                stdin.write(plane.data)
+        stdin.close()
     except BrokenPipeError:
         pass  # ffmpeg stopped early; its message below says why
-    error = encoder.stderr.read().decode(errors="replace").strip()
+    error = stderr.read().decode(errors="replace").strip()
     if encoder.wait() != 0:
         path.unlink(missing_ok=True)
         raise ExportError(f"ffmpeg could not write {path.name}: {error[-400:] or 'no message'}")

@@ -7,10 +7,11 @@ the frame's follow camera (:mod:`exporters.video.follow`) sees it. A strip along
 the excerpt's beats and bars with a play head, and a lamp flashes on each beat, so beat-synchrony
 can be judged by eye and ear.
 
-Each frame's floor is a crop of a canvas drawn once, copied with its encoder planes; each capsule
-is drawn over its own bounding box only, with a depth test, and only the boxes the figure, its
-shadow, the lamp and the strip cover are converted to the encoder's planes, which keeps a 720p
-frame at a few milliseconds.
+Each frame's encoder planes start as a crop of the floor canvas's, drawn once; only the box that
+the figure and its shadow cover is drawn in RGB (the floor copied there, the depth buffer cleared
+there, each capsule over its own bounding box with a depth test) and converted back to the planes,
+and of the beat strip only the play head and the lamp are drawn and converted: everything else of
+a frame is a copy, which keeps a 720p frame at a few milliseconds.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ _STRIP = (0.16, 0.18, 0.2)
 class FramePainter:
     """Draws one frame: the floor, the shadows, the capsules with a depth test, the beat strip.
 
-    The frame is uint8 RGB, written in place: each frame starts from its crop of the floor
-    canvas. :attr:`planes` are the frame's Y, U, V planes for the encoder, kept up to date box by
-    box.
+    :attr:`planes` are the frame's Y, U, V planes for the encoder: each frame starts from its crop
+    of the floor canvas's planes and the strip's, and the boxes drawn in the uint8 RGB
+    :attr:`frame` are converted into them. Outside those boxes :attr:`frame` is stale.
 
     Parameters
     ----------
@@ -68,6 +69,10 @@ class FramePainter:
         self.frame = np.zeros((self.camera.height, width, 3), dtype=np.uint8)
         self.frame[self.camera.picture_height :] = self.strip
         self.planes = rgb_to_yuv420(self.frame)  # what goes to the encoder: only changed boxes are converted
+        top = self.camera.picture_height  # even, so the strip's chroma rows are its own
+        self.strip_planes = tuple(
+            p[rows:].copy() for p, rows in zip(self.planes, (top, top // 2, top // 2), strict=True)
+        )
         self.depth = np.full(self.frame.shape[:2], -np.inf, dtype=np.float32)
         self.frame_flat = self.frame.reshape(-1, 3)  # views, for writing pixel lists by flat index
         self.depth_flat = self.depth.reshape(-1)
@@ -110,68 +115,95 @@ class FramePainter:
         region = self.frame[y0:y1, x0:x1]
         region[:] = region * keep[..., None]
 
-    def _capsule(self, a: np.ndarray, b: np.ndarray, radius_m: float) -> tuple[int, int, int, int] | None:
-        """Rasterize the capsule between projected points ``a`` and ``b`` (pixel x, y, depth m).
-
-        Works in the capsule's own frame: ``along`` the projected axis and ``across`` it, so the
-        outline is ``across² + (along beyond the ends)² < r²``; depth and normal are those of the
-        sphere swept along the axis at that point. Only pixels inside are shaded.
-        """
+    def _capsule_box(self, a: np.ndarray, b: np.ndarray, radius_m: float) -> tuple[int, int, int, int] | None:
+        """The pixel box that the capsule between projected points ``a`` and ``b`` can cover."""
         r = radius_m * self.camera.scale
-        box = self._box(min(a[0], b[0]) - r, max(a[0], b[0]) + r, min(a[1], b[1]) - r, max(a[1], b[1]) + r)
-        if box is None:
-            return None
-        y0, y1, x0, x1 = box
+        return self._box(min(a[0], b[0]) - r, max(a[0], b[0]) + r, min(a[1], b[1]) - r, max(a[1], b[1]) + r)
+
+    def _figure(
+        self,
+        capsules: list[tuple[np.ndarray, np.ndarray, float]],
+        boxes: list[tuple[int, int, int, int] | None],
+    ) -> None:
+        """Rasterize every capsule (projected ends ``a`` and ``b``: pixel x, y, depth m) over its ``box``.
+
+        Each capsule works in its own frame: ``along`` its projected axis and ``across`` it, so
+        its outline is ``across² + (along beyond the ends)² < r²``; depth and normal are those of
+        the sphere swept along the axis at that point. The outline is found capsule by capsule
+        (over its box, as outer sums); the pixels inside all capsules then go through depth,
+        depth test and shading as one array: the nearest capsule wins a pixel, the first one
+        drawn on a tie, and only winning pixels are shaded.
+        """
+        table = [self._capsule_params(*capsule) for capsule in capsules]
+        parts: list[tuple[np.ndarray, ...]] = []
+        for k, (numbers, box) in enumerate(zip(table, boxes, strict=True)):
+            if box is None:
+                continue
+            y0, y1, x0, x1 = box
+            ax, ay, ux, uy, length, r2 = numbers[:6]
+            px, py = self.xs[x0:x1] - ax, self.ys[y0:y1] - ay
+            along = ((px * ux)[None, :] + (py * uy)[:, None]).ravel()
+            across = ((py * ux)[:, None] - (px * uy)[None, :]).ravel()
+            beyond = along - np.minimum(np.maximum(along, 0), length)
+            h2 = across * across + beyond * beyond
+            inside = np.flatnonzero(h2 < r2)
+            width = x1 - x0
+            pixels = (
+                (inside // width + y0) * self.camera.width + inside % width + x0
+            )  # flat index in the frame
+            parts.append(
+                (along[inside], across[inside], beyond[inside], h2[inside], pixels, np.full(inside.size, k))
+            )
+        if not parts:
+            return
+        along, across, beyond, h2, pixels, which = (
+            np.concatenate(column) for column in zip(*parts, strict=True)
+        )
+        counts = np.bincount(which, minlength=len(capsules))  # which runs in order: repeat, not gather
+        params = [np.repeat(row, counts) for row in np.array(table).T]
+        t = (along - beyond) / params[6]
+        nz = np.sqrt(1.0 - h2 / params[5])
+        depth = params[7] + t * params[8] + params[9] * nz
+        np.maximum.at(self.depth_flat, pixels, depth)
+        # the winners, reversed: where capsules tie, the first drawn is written last
+        won = np.flatnonzero(depth == self.depth_flat[pixels])[::-1]
+        pixels, nz, r = pixels[won], nz[won], params[10][won]
+        dx, dy = params[2][won], params[3][won]  # the unit axis
+        # The normal's picture-plane part points from the axis to the pixel: (along beyond, across) / r.
+        beyond, across = beyond[won] / r, across[won] / r
+        nx = beyond * dx - across * dy
+        ny = -(beyond * dy + across * dx)
+        lit = np.maximum(nx * self.light[0] + ny * self.light[1] + nz * self.light[2], 0)
+        facing = np.maximum(nx * self.half[0] + ny * self.half[1] + nz * self.half[2], 0)
+        lifted = np.flatnonzero(facing)  # the power only where it is not 0
+        gloss = np.zeros_like(facing)
+        gloss[lifted] = facing[lifted] ** 24
+        shade = 0.3 + 0.8 * lit + 0.2 * (1.0 - nz) ** 3
+        flat = self.frame.reshape(-1)
+        for channel in range(3):  # one plain scatter per channel: a scatter of rows is several times slower
+            colour = _BASE_255[channel] * shade + 64.0 * gloss
+            flat[pixels * 3 + channel] = np.minimum(colour, 255).astype(np.uint8)
+
+    def _capsule_params(self, a: np.ndarray, b: np.ndarray, radius_m: float) -> list[np.float32]:
+        """One capsule's numbers for :meth:`_figure`, in float32: a's x and y, the unit axis, its
+        length, r², the length divided by, a's depth, the depth's change, the radius in metres, r."""
+        r = radius_m * self.camera.scale
         axis = (b[:2] - a[:2]).astype(np.float32)
         length = float(np.hypot(*axis))
         ux, uy = (axis / length) if length > 1e-6 else (np.float32(1), np.float32(0))
-        px, py = self.xs[x0:x1] - np.float32(a[0]), self.ys[y0:y1] - np.float32(a[1])
-        along = (px * ux)[None, :] + (py * uy)[:, None]
-        across = (py * ux)[:, None] - (px * uy)[None, :]
-        beyond = along - np.minimum(np.maximum(along, 0), length)
-        h2 = across * across + beyond * beyond
-        inside = np.flatnonzero(h2 < r * r)
-        if inside.size == 0:
-            return None
-        along, across, beyond, h2 = (
-            along.ravel()[inside],
-            across.ravel()[inside],
-            beyond.ravel()[inside],
-            h2.ravel()[inside],
-        )
-        width = x1 - x0
-        pixels = (inside // width + y0) * self.camera.width + inside % width + x0  # flat index in the frame
-        t = (along - beyond) / max(length, 1e-6)
-        nz = np.sqrt(1.0 - h2 / np.float32(r * r))
-        depth = np.float32(a[2]) + t * np.float32(b[2] - a[2]) + np.float32(radius_m) * nz
-        nearer = depth > self.depth_flat[pixels]
-        pixels, depth, nz = pixels[nearer], depth[nearer], nz[nearer]
-        # The normal's picture-plane part points from the axis to the pixel: (along beyond, across) / r.
-        beyond, across = beyond[nearer] / np.float32(r), across[nearer] / np.float32(r)
-        nx = beyond * ux - across * uy
-        ny = -(beyond * uy + across * ux)
-        lit = np.maximum(nx * self.light[0] + ny * self.light[1] + nz * self.light[2], 0)
-        gloss = np.maximum(nx * self.half[0] + ny * self.half[1] + nz * self.half[2], 0) ** 24
-        shade = 0.3 + 0.8 * lit + 0.2 * (1.0 - nz) ** 3
-        colour = _BASE_255[None, :] * shade[:, None] + (64.0 * gloss)[:, None]
-        self.depth_flat[pixels] = depth
-        self.frame_flat[pixels] = np.minimum(colour, 255).astype(np.uint8)
-        return box
+        f = np.float32
+        return [f(a[0]), f(a[1]), f(ux), f(uy), f(length), f(r * r), f(max(length, 1e-6)), f(a[2]),
+                f(b[2] - a[2]), f(radius_m), f(r)]  # fmt: skip
 
-    def paint(self, frame: int, joints: np.ndarray, t: float) -> np.ndarray:
+    def paint(self, frame: int, joints: np.ndarray, t: float) -> None:
         """Frame ``frame`` of the path: the pose ``joints`` ([24, 3] world metres) at song time ``t``.
 
-        Returns the frame's uint8 RGB picture; :attr:`planes` hold it for the encoder.
+        The picture is left in :attr:`planes`, for the encoder.
         """
         self.camera = self.path.camera(frame)
-        self.floor.paint(frame, self.frame, self.planes)
-        self.depth.fill(-np.inf)
-        boxes = []
         floor = np.array([1.0, 0.0, 1.0])
-        self._shadow(joints[0] * floor, 0.42, 0.28)
-        for foot in (10, 11):
-            self._shadow(joints[foot] * floor, 0.14, 0.3 * float(joints[foot, 1] < 0.12))
         points = self.camera.project(joints)
+        capsules = []
         for piece in self.pieces:
             if piece.end >= 0:
                 end = points[piece.end]
@@ -179,7 +211,8 @@ class FramePainter:
                 direction = joints[piece.start] - joints[self.parents[piece.start]]
                 direction /= max(float(np.linalg.norm(direction)), 1e-6)
                 end = self.camera.project(joints[piece.start] + direction * piece.tip_length_m)
-            boxes.append(self._capsule(points[piece.start], end, piece.radius_m))
+            capsules.append((points[piece.start], end, piece.radius_m))
+        boxes = [self._capsule_box(*capsule) for capsule in capsules]
         shadow_reach = 0.45 * self.camera.scale
         ground = self.camera.project(joints[[0, 10, 11]] * floor)
         boxes.append(
@@ -190,15 +223,21 @@ class FramePainter:
                 ground[:, 1].max() + shadow_reach,
             )
         )
-        self._strip_head(t)
-        strip = (self.camera.picture_height, self.camera.height, 0, self.camera.width)
-        for box in (_bounds(boxes), _LAMP, strip):
+        drawn = _even(_bounds(boxes))  # all the figure and its shadows draw in
+        self.floor.paint(frame, self.frame, self.planes, drawn)
+        y0, y1, x0, x1 = drawn
+        self.depth[y0:y1, x0:x1] = -np.inf
+        self._shadow(joints[0] * floor, 0.42, 0.28)
+        for foot in (10, 11):
+            self._shadow(joints[foot] * floor, 0.14, 0.3 * float(joints[foot, 1] < 0.12))
+        self._figure(capsules, boxes[:-1])
+        head = self._strip_head(t)
+        for box in (drawn, _LAMP, head):
             self._convert(box)
-        return self.frame
 
     def _convert(self, box: tuple[int, int, int, int]) -> None:
         """Bring the encoder's planes up to date with the RGB frame inside ``box`` (widened to even)."""
-        y0, y1, x0, x1 = box[0] & ~1, (box[1] + 1) & ~1, box[2] & ~1, (box[3] + 1) & ~1
+        y0, y1, x0, x1 = _even(box)
         if y0 >= y1 or x0 >= x1:
             return
         y, u, v = rgb_to_yuv420(self.frame[y0:y1, x0:x1])
@@ -206,17 +245,29 @@ class FramePainter:
         self.planes[1][y0 // 2 : y1 // 2, x0 // 2 : x1 // 2] = u
         self.planes[2][y0 // 2 : y1 // 2, x0 // 2 : x1 // 2] = v
 
-    def _strip_head(self, t: float) -> None:
-        """The play head on the strip and the beat lamp, bright on a beat and fading over 0.15 s."""
+    def _strip_head(self, t: float) -> tuple[int, int, int, int]:
+        """The play head on the strip and the beat lamp, bright on a beat and fading over 0.15 s.
+
+        The strip's RGB and planes are restored from their copies; returns the play head's box.
+        """
         c = self.camera
         top = c.picture_height
         self.frame[top:] = self.strip
+        for plane, rows, strip in zip(self.planes, (top, top // 2, top // 2), self.strip_planes, strict=True):
+            plane[rows:] = strip
         x = int(self._strip_x(t))
-        self.frame[top + 3 : c.height - 3, max(x - 1, 0) : x + 2] = (242, 76, 76)
+        head = (top + 3, c.height - 3, max(x - 1, 0), min(x + 2, c.width))
+        self.frame[head[0] : head[1], head[2] : head[3]] = (242, 76, 76)
         since = t - self.beats[self.beats <= t + 1e-6].max(initial=-np.inf)
         glow = float(np.clip(1.0 - since / 0.15, 0, 1))
         y0, y1, x0, x1 = _LAMP
         self.frame[y0:y1, x0:x1] = (int(90 + 150 * glow), int(80 - 30 * glow), int(80 - 30 * glow))
+        return head
+
+
+def _even(box: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """``box`` (y0, y1, x0, x1) widened to even edges, so that it holds whole 2x2 chroma blocks."""
+    return box[0] & ~1, (box[1] + 1) & ~1, box[2] & ~1, (box[3] + 1) & ~1
 
 
 def _bounds(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int]:

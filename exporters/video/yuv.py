@@ -21,7 +21,9 @@ def rgb_to_yuv420(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     f = rgb.astype(np.float32)
     y = 16.0 + f @ np.array([0.257, 0.504, 0.098], dtype=np.float32)
-    quad = (f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]) * np.float32(0.25)
+    # Each 2x2 block's mean: sums of whole numbers up to 1020 are exact, in integers as in floats.
+    rows = rgb[0::2].astype(np.uint16) + rgb[1::2]
+    quad = (rows[:, 0::2] + rows[:, 1::2]) * np.float32(0.25)
     u = 128.0 + quad @ np.array([-0.148, -0.291, 0.439], dtype=np.float32)
     v = 128.0 + quad @ np.array([0.439, -0.368, -0.071], dtype=np.float32)
     y8, u8, v8 = (np.clip(np.rint(p), 0, 255).astype(np.uint8) for p in (y, u, v))

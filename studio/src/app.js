@@ -7,6 +7,7 @@ import { LibraryView } from './libraries.js';
 import { Player } from './player.js';
 import { downloadList, setUpRoutines } from './routines.js';
 import { Timeline } from './timeline.js';
+import { CueSheet } from './cues.js';
 import { buildOptionsForm, offeredChoices, uploadAndRender } from './upload.js';
 
 const $ = (id) => document.getElementById(id);
@@ -19,6 +20,7 @@ let readOptions = () => ({});
 let board = null;
 let player = null;
 let timeline = null;
+let cueSheet = null;
 let playing = null; // the job in the player
 let findRoutines = () => {};
 
@@ -190,7 +192,11 @@ function clock(t) {
 
 function setUpPlayer() {
   const a = audio();
-  $('play').onclick = () => (a.paused ? a.play() : a.pause());
+  cueSheet = new CueSheet($('cue-sheet'), $('count-in'));
+  $('play').onclick = () => {
+    if (cueSheet.countingIn) { cueSheet.cancelCountIn(); return; }
+    if (a.paused) cueSheet.start(a); else a.pause();
+  };
   a.addEventListener('play', () => { $('play').textContent = 'Pause'; });
   a.addEventListener('pause', () => { $('play').textContent = 'Play'; });
   for (const b of document.querySelectorAll('[data-view]')) {
@@ -245,10 +251,12 @@ async function play(job, what = '') {
     timeline.onChange = (text) => { $('zoom-text').textContent = text; };
     player.onFrame = (t) => {
       timeline.draw(t, player.loop);
+      cueSheet.draw(t);
       $('clock').textContent = `${clock(t)} / ${clock(timeline.duration)}`;
     };
   }
   audio().pause();
+  cueSheet.set(job.summary?.routine ?? null, job.summary?.tempo_bpm ?? 0);
   player.setLoop(null);
   $('loop-bar').setAttribute('aria-pressed', 'false');
   $('player-section').scrollIntoView({ behavior: 'smooth' });
@@ -277,6 +285,7 @@ window.choreoStudio = {
   get danceTime() { return player?.danceTime ?? null; },
   get audioTime() { return audio().currentTime; },
   get playingJob() { return playing?.id ?? null; },
+  get countingIn() { return cueSheet?.countingIn ?? false; },
   get loop() { return player?.loop ?? null; },
   get timelineWindow() { return timeline?.window ?? null; },
   get followPoint() { return player ? player.look.toArray() : null; },

@@ -100,7 +100,8 @@ export class LibraryView {
     }
   }
 
-  watch(id) {
+  /** Poll a library until it is built or failed; `note` goes into the last message (files left out). */
+  watch(id, note = '') {
     if (this.polling.has(id)) return;
     this.polling.add(id);
     const tick = async () => {
@@ -111,7 +112,7 @@ export class LibraryView {
         if (shown) shown.replaceWith(fresh); else this.list.prepend(fresh);
         if (library.state === 'ready' || library.state === 'failed') {
           this.polling.delete(id);
-          this.say(library.state === 'ready' ? `${library.name} is built.` : `${library.name} failed: ${library.error_message}`, library.state === 'failed');
+          this.say(library.state === 'ready' ? `${library.name} is built${note}.` : `${library.name} failed: ${library.error_message}${note}`, library.state === 'failed');
           return;
         }
       } catch (err) {
@@ -159,8 +160,9 @@ export class LibraryView {
         sent += 1;
       }
       await api('POST', new URL(created.build_url).pathname);
-      this.say(`Uploaded ${sent} files${skipped ? ` (${skipped} not motion files, left out)` : ''}; building ${name}…`);
-      this.watch(created.library.id);
+      const leftOut = skipped ? ` (${skipped} not motion files, left out)` : '';
+      this.say(`Uploaded ${sent} files${leftOut}; building ${name}…`);
+      this.watch(created.library.id, leftOut);
     } catch (err) {
       this.say(`The library could not be uploaded: ${err.message}`, true);
     }

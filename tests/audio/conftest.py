@@ -26,29 +26,46 @@ def click_track(
     noise_rms: float = 1e-3,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Decaying tone bursts at a steady tempo over faint noise.
-
-    Every ``accent_every``-th click (starting with the first) is a loud 80 Hz
-    thump, the others are 1 kHz ticks: a bar of four with a bass downbeat.
+    """Decaying tone bursts at a steady tempo over faint noise (:func:`clicks_at` on a steady grid).
 
     Returns
     -------
     y : float32 [n] mono samples
     click_times_s : float [clicks], the start time of every click
     """
+    times = np.arange(offset_s, duration_s - 0.05, 60.0 / bpm)
+    y = clicks_at(
+        times, duration_s=duration_s, sr=sr, accent_every=accent_every, noise_rms=noise_rms, seed=seed
+    )
+    return y, times
+
+
+def clicks_at(
+    times_s: np.ndarray,
+    *,
+    duration_s: float,
+    sr: int,
+    accent_every: int = 4,
+    noise_rms: float = 1e-3,
+    seed: int = 0,
+) -> np.ndarray:
+    """A click at each of ``times_s`` over faint noise: float32 [n] mono samples.
+
+    Every ``accent_every``-th click (starting with the first) is a loud 80 Hz
+    thump, the others are 1 kHz ticks: a bar of ``accent_every`` with a bass downbeat.
+    """
     rng = np.random.default_rng(seed)
     n = int(round(duration_s * sr))
     y = rng.normal(scale=noise_rms, size=n).astype(np.float32)
-    times = np.arange(offset_s, duration_s - 0.05, 60.0 / bpm)
     t = np.arange(int(0.03 * sr)) / sr
-    for index, start_s in enumerate(times):
+    for index, start_s in enumerate(times_s):
         accent = index % accent_every == 0
         burst = (0.9 if accent else 0.5) * np.sin(2 * np.pi * (80.0 if accent else 1000.0) * t)
         burst *= np.exp(-t / 0.008)
         start = int(round(start_s * sr))
         stop = min(n, start + burst.size)
         y[start:stop] += burst[: stop - start].astype(np.float32)
-    return y, times
+    return y
 
 
 def pop_bars(*, bpm: float, bars: int, sr: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from choreo.audio.music_features import (
 from choreo.contracts.timing import frames_for_duration
 from choreo.errors import AudioError, ParameterError
 
-from .conftest import ClickWriter, click_track, pop_bars
+from .conftest import ClickWriter, click_track, clicks_at, pop_bars
 
 
 @pytest.mark.parametrize(
@@ -109,6 +109,35 @@ def test_tempo_and_downbeats_of_a_drum_loop(bpm: float) -> None:
     downbeats = features.downbeat_times[features.downbeat_times < bar_times_s[-1] + 1.0]
     assert downbeats.size == bar_times_s.size
     assert np.abs(downbeats - bar_times_s).max() <= 1 / 30
+
+
+def _assert_within(found_s: np.ndarray, expected_s: np.ndarray, what: str, tolerance_s: float = 0.07) -> None:
+    """Every expected time has one found within ``tolerance_s``, and every found time an expected one."""
+    gaps = np.abs(found_s[:, None] - expected_s[None, :])
+    assert gaps.min(axis=0).max() <= tolerance_s, f"a {what} has nothing within {tolerance_s * 1000:.0f} ms"
+    assert gaps.min(axis=1).max() <= tolerance_s, f"a found {what} is off every true one"
+    assert found_s.size == expected_s.size, f"{found_s.size} {what}s found for {expected_s.size}"
+
+
+def test_beats_and_downbeats_follow_a_tempo_change() -> None:
+    """16 bars at 100 BPM, then 16 at 140: one global period would drift off half the song."""
+    sr = feature_sr(30)
+    slow = 0.5 + np.arange(64) * 0.6
+    clicks_s = np.concatenate([slow, slow[-1] + (1 + np.arange(64)) * 60.0 / 140.0])
+    y = clicks_at(clicks_s, duration_s=float(clicks_s[-1] + 1.0), sr=sr)
+    features = extract_features(y, sr, fps=30)
+    _assert_within(features.beat_times, clicks_s, "beat")
+    _assert_within(features.downbeat_times, clicks_s[::4], "downbeat")
+
+
+def test_beats_and_downbeats_of_a_waltz() -> None:
+    """3/4 at 150 BPM, a bass thump on every bar's first beat: three beats a bar, not four or one."""
+    sr = feature_sr(30)
+    clicks_s = 0.5 + np.arange(96) * 0.4
+    y = clicks_at(clicks_s, duration_s=float(clicks_s[-1] + 1.0), sr=sr, accent_every=3)
+    features = extract_features(y, sr, fps=30)
+    _assert_within(features.beat_times, clicks_s, "beat")
+    _assert_within(features.downbeat_times, clicks_s[::3], "downbeat")
 
 
 @pytest.mark.parametrize("fps", [30, 60])

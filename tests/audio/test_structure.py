@@ -170,8 +170,12 @@ def test_real_song_repeated_passage_shares_labels() -> None:
     labels = structure.section_labels
     centre = 0.5 * (structure.bar_starts + structure.bar_ends)
     one = labels[(centre > 2.0) & (centre < 14.0)]
+    two = labels[(centre > 18.0) & (centre < 30.0)]
     three = labels[(centre > 34.0) & (centre < 46.0)]
-    assert np.bincount(one).argmax() == np.bincount(three).argmax()
+    # The repeat is labelled as the first passage (where a section boundary falls within it may
+    # move by a bar or two), never as the passage between them.
+    assert set(three) <= set(one)
+    assert np.bincount(two).argmax() not in set(three)
 
 
 @pytest.mark.parametrize("song", REAL_SONGS, ids=lambda p: p.stem[:24])

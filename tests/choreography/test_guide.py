@@ -78,19 +78,18 @@ def test_the_first_phrase_hits_its_song_beats_with_its_own_key_poses(library: Ph
     source = library.frames_motion(
         int(library.key_frame[key]), int(library.key_frame[key + n]), mirrored=first.mirrored
     )
-    pinned = segment_warp(library, first).song_s[:-1]  # its start and the stops the warp pins
+    pinned = segment_warp(library, first).song_s[:-1]  # its start and the beats the warp pins
     checked = 0
     for i, t in enumerate(first.song_beats_s[:-1]):
         if (i * ratio) % 1 or np.min(np.abs(pinned - t)) > 1e-9:
             continue
-        assert i == 0 or library.key_stop[key + int(i * ratio)]  # only stops are pinned inside a phrase
         checked += 1
         song_frame = int(round(t * FPS))
         source_frame = int(library.key_frame[key + int(i * ratio)] - library.key_frame[key])
         np.testing.assert_allclose(
             guide.poses[song_frame, 3:72].reshape(23, 3), source.rotations[source_frame, 1:], atol=1e-4
         )
-    assert checked >= 1
+    assert checked >= 2  # the start and at least one beat inside
 
 
 def test_junctions_are_as_smooth_as_the_phrases(library: PhraseLibrary) -> None:

@@ -30,10 +30,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SONG = REPO_ROOT / "demo" / "Kevin_MacLeod_-_Vibe_Ace.ogg"
 MUSIC = REPO_ROOT.parent / "shared" / "data" / "music" / "gpl"
 TRAVELLING_SONGS = {
-    "freeway": MUSIC / "hedgewars__Music__Freeway.ogg",  # 3:45, salsa: the pelvis ranges over 6 m
-    "golf": MUSIC / "hedgewars__Music__Golf.ogg",  # 4:06, breakdance
+    "freeway": (MUSIC / "hedgewars__Music__Freeway.ogg", "salsa"),  # 3:45: the pelvis ranges over 6 m
+    "golf": (MUSIC / "hedgewars__Music__Golf.ogg", "breakdance"),  # 4:06
 }
-"""Whole songs whose dances travel far, from the shared music (skipped where it is absent)."""
+"""Whole songs whose dances travel far, in the styles that travel (from the shared music; skipped where it is
+absent): the style is named, so the dance does not change when ``auto`` learns to choose another."""
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
 
@@ -150,10 +151,10 @@ def test_choreo_render_formats_mp4_writes_the_video_with_sound(tmp_path: Path, c
 
 @pytest.fixture(scope="module", params=["demo", *TRAVELLING_SONGS])
 def whole_dance(request) -> tuple[str, Motion]:  # noqa: ANN001
-    song = DEMO_SONG if request.param == "demo" else TRAVELLING_SONGS[request.param]
+    song, style = (DEMO_SONG, "auto") if request.param == "demo" else TRAVELLING_SONGS[request.param]
     if not song.is_file():
         pytest.skip(f"shared music not found: {song}")
-    return request.param, dance_song(song, RenderOptions()).motion
+    return request.param, dance_song(song, RenderOptions(style=style)).motion
 
 
 def _figure_boxes(frames: PreviewFrames, cameras: list[Camera]) -> np.ndarray:
@@ -247,7 +248,7 @@ def test_each_frames_floor_is_the_canvas_crop_of_what_its_camera_sees() -> None:
     h = base.picture_height
     for frame in (0, 17, 30, 47):
         camera = path.camera(frame)
-        canvas.paint(frame, rgb, planes)
+        canvas.paint(frame, rgb, planes)  # the whole picture, RGB and planes
         seen = backdrop(
             camera, floor_centre=path.floor_centre, path_radius_m=path.path_radius_m, sky_rows=(0, 719)
         )
@@ -264,10 +265,10 @@ def test_each_frames_floor_is_the_canvas_crop_of_what_its_camera_sees() -> None:
 
 
 def test_the_video_of_a_travelling_dance_shows_the_figure_away_from_the_edges(tmp_path: Path) -> None:
-    song = TRAVELLING_SONGS["freeway"]
+    song, style = TRAVELLING_SONGS["freeway"]
     if not song.is_file():
         pytest.skip(f"shared music not found: {song}")
-    danced = dance_song(song, RenderOptions())
+    danced = dance_song(song, RenderOptions(style=style))
     motion = danced.motion
     root = joint_positions(motion)[:, 0]
     far = float(np.argmax(np.hypot(root[:, 0], root[:, 2]))) / motion.fps  # where it is farthest out

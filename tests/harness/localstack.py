@@ -201,7 +201,7 @@ class LocalStack:
         self._spawn(
             "api",
             [python, "-m", "uvicorn", "--factory", "api.main:create_app", "--host", "127.0.0.1",
-             "--port", str(p["api"]), "--log-level", "warning"],
+             "--port", str(p["api"]), "--log-level", "warning", "--no-proxy-headers"],
         )  # fmt: skip
         for _ in range(self.cpu_workers):
             self._spawn_worker("cpu")

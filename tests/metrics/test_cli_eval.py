@@ -106,6 +106,9 @@ def test_eval_scores_songs_seeds_and_reference(tmp_path: Path, capsys: pytest.Ca
     for row in report["songs"] + report["reference"]:
         assert row["pose_spread"] >= 0.0 and row["reach"] > 0.2 and row["longest_stall_s"] >= 0.0
         assert row["beat_align_own_minus_mismatched"] is None
+        assert row["beat_align_own_minus_half_beat"] == pytest.approx(
+            row["beat_align_own"] - row["beat_align_half_beat"], abs=2e-4
+        )
     assert report["songs"][0]["style"] == "salsa" and 0.0 <= report["songs"][0]["style_separability"] <= 1.0
     assert report["mismatched_song"] == {DEMO_SONG.name: None}
     assert set(report["summary"]["by_style"]) == {"salsa", "modern"}

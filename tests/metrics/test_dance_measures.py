@@ -137,9 +137,23 @@ def test_a_dance_that_stops_on_its_beats_scores_on_them_only() -> None:
     assert contrast.own > 0.9
     assert contrast.shifted < 0.2
     assert contrast.own_minus_mismatched > 0.4
+    assert contrast.mismatched is not None
     assert contrast.to_dict()["beat_align_own_minus_mismatched"] == pytest.approx(
         contrast.own - contrast.mismatched, abs=1e-4
     )
+    assert contrast.own_minus_half_beat > 0.7
+    assert contrast.to_dict()["beat_align_own_minus_half_beat"] == pytest.approx(
+        contrast.own - contrast.shifted, abs=1e-4
+    )
+
+
+def test_a_dance_that_stops_twice_a_beat_has_no_half_beat_contrast() -> None:
+    own = np.arange(0.51, 20.0, 1.0)  # 60 BPM: stops every half second stay apart after smoothing
+    twice = np.sort(np.concatenate([own, own[:-1] + 0.5]))  # stops on the beats and between them
+    contrast = beat_contrast(_stops_on(twice, 600), own, None, fps=FPS)
+    assert contrast.own > 0.8 and contrast.shifted > 0.8  # it scores on any grid of its stops
+    assert abs(contrast.own_minus_half_beat) < 0.1
+    assert contrast.mismatched is None and contrast.to_dict()["beat_align_own_minus_mismatched"] is None
 
 
 def test_half_beat_shift_and_tiling() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from choreo.metrics import foot_skate_ratio, limit_violations, mean_jerk, pfc_score
+from choreo.metrics.foot_skate import contact_share
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 
 FPS = 30.0
@@ -38,6 +41,23 @@ def test_skating_share_counts_only_the_sliding_part() -> None:
     root[:, 1] = REST_PELVIS_HEIGHT_M
     root[30:, 2] = 0.6 * np.arange(31) / FPS  # still for 30 steps, then slides for 30
     assert foot_skate_ratio(_rest_positions(root), fps=FPS) == pytest.approx(0.5)
+
+
+def test_contact_share_counts_frames_with_a_foot_on_the_ground() -> None:
+    root = np.zeros((40, 3))
+    root[:, 1] = REST_PELVIS_HEIGHT_M
+    root[10:20, 1] += 0.3  # a 30 cm jump for a quarter of the frames
+    assert contact_share(_rest_positions(root)) == pytest.approx(0.75)
+
+
+def test_the_skating_ruler_is_frozen_at_its_own_heights() -> None:
+    # The metric keeps its own contact heights (8 cm ankle, 5 cm toe), whatever the clean-up's are.
+    from choreo.metrics import foot_skate
+
+    assert (foot_skate.ANKLE_CONTACT_HEIGHT_M, foot_skate.TOE_CONTACT_HEIGHT_M) == (0.08, 0.05)
+    assert "from choreo.motion.contacts" not in Path(foot_skate.__file__).read_text()
+    assert foot_skate_ratio(_sliding(0.6, 0.03), fps=FPS) == 1.0  # toe joint at 4.5 cm: on the ground
+    assert foot_skate_ratio(_sliding(0.6, 0.04), fps=FPS) == 0.0  # toe joint at 5.5 cm: in the air
 
 
 def test_pfc_is_zero_when_feet_stand_still() -> None:

@@ -75,7 +75,8 @@ def test_score_motion_gives_every_number() -> None:
     scores = score_motion(Motion(FPS, root, rotations), np.arange(1, 129) * 1.0)
     row = scores.to_dict()
     assert set(row) == {
-        "fps", "duration_s", "beat_align", "foot_skate", "pfc", "jerk", "freeze_ratio", "limit_violations",
+        "fps", "duration_s", "beat_align", "foot_skate", "foot_contact", "pfc", "jerk", "freeze_ratio",
+        "limit_violations",
         "energy", "kinematic_beats_per_s", "pose_spread", "pose_spread_heading", "reach", "reach_forward",
         "reach_lateral", "reach_up",
     }  # fmt: skip

@@ -29,6 +29,7 @@ def test_two_songs_of_different_tempo_mismatch_each_other(tmp_path: Path) -> Non
     np.testing.assert_allclose(context.own_beats_s, own[(own >= 20.0) & (own < 35.0)] - 20.0)
     assert context.mismatched_beats_s is not None and context.mismatched_beats_s.max() >= 14.0
     structure = pool.structure(VIBE_ACE.name)
+    np.testing.assert_array_equal(own, structure.beat_times)  # scored on the beats the planner follows
     np.testing.assert_allclose(context.bar_starts_s, structure.bar_starts - 20.0)
     with pytest.raises(ParameterError, match="not among"):
         pool.context("other.ogg", duration_s=10.0)

@@ -26,7 +26,7 @@ def _jerk(values: np.ndarray) -> float:
 def test_postprocess_smooths_clamps_and_grounds(rng: np.random.Generator) -> None:
     motion = _jittery(rng)
     before = motion.to_array()
-    out = postprocess(motion)
+    out = postprocess(motion, lock=False)
     np.testing.assert_array_equal(motion.to_array(), before)
     assert out.n_frames == motion.n_frames and out.fps == motion.fps
     assert count_limit_violations(motion) > 0
@@ -38,8 +38,17 @@ def test_postprocess_smooths_clamps_and_grounds(rng: np.random.Generator) -> Non
     assert _jerk(out.rotations) < 0.3 * _jerk(motion.rotations)
 
 
+def test_the_locks_keep_the_floor_the_limits_and_the_root_path(rng: np.random.Generator) -> None:
+    motion = _jittery(rng)
+    grounded, locked = postprocess(motion, lock=False), postprocess(motion)
+    # The clamp after the locks may turn an ankle back into range by a little: millimetres at most.
+    assert sole_heights_m(locked).min() >= -0.003
+    assert count_limit_violations(locked) == 0
+    np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], grounded.root_translation[:, [0, 2]])
+
+
 def test_postprocess_with_all_steps_off_copies_the_motion(rng: np.random.Generator) -> None:
     motion = _jittery(rng, n_frames=60)
-    off = postprocess(motion, smooth=False, leg_ik=False, clamp_limits=False, ground=False, pin_strength=0.0)
+    off = postprocess(motion, smooth=False, leg_ik=False, clamp_limits=False, ground=False, lock=False)
     np.testing.assert_array_equal(off.to_array(), motion.to_array())
     assert off.root_translation is not motion.root_translation

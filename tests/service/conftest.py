@@ -53,6 +53,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceStack]:
             "CHOREO_CALLBACK_ALLOW_LOOPBACK": "true",
             # Every test shares one client address; the limit's own test uses an address of its own.
             "CHOREO_AUTH_FAILURES_PER_MINUTE": "120",
+            # A loopback address of its own stands for a load balancer (test_hardening).
+            "CHOREO_TRUSTED_PROXIES": "127.0.0.9",
             "CHOREO_TASK_MAX_RETRIES": "3",
             "CHOREO_ENGINE_THREADS": "1",
             "OMP_NUM_THREADS": "1",

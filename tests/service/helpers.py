@@ -97,6 +97,16 @@ class ServiceStack:
         return self.client(self.tokens[who])
 
 
+def metric_samples(text: str) -> dict[str, float]:
+    """Prometheus text format: each sample line's name and labels to its value."""
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
 def upload(client: httpx.Client, path: Path, *, filename: str | None = None) -> httpx.Response:
     """Upload a song as multipart/form-data, the way a browser form does."""
     with path.open("rb") as fh:

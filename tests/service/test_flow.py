@@ -19,7 +19,7 @@ from matplotlib.image import imread
 
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
-from tests.service.helpers import SONGS, Album, ServiceStack, upload, wait_for_batch
+from tests.service.helpers import SONGS, Album, ServiceStack, metric_samples, upload, wait_for_batch
 
 pytestmark = pytest.mark.service
 
@@ -116,7 +116,8 @@ def test_routine_is_published_found_by_filter_and_downloaded_by_a_fitness_key(
     assert routine["tempo_bpm"] == pytest.approx(job["summary"]["tempo_bpm"], abs=1e-3)
     assert routine["duration_s"] == pytest.approx(45.84, abs=0.1)
     assert routine["intensity"] == pytest.approx(job["summary"]["mean_joint_speed_m_per_s"], abs=1e-3)
-    assert routine["intensity_level"] in ("low", "medium", "high")
+    assert routine["intensity_level"] in ("light", "moderate", "vigorous")
+    assert routine["kind"] == "dance" and routine["cue_sheet"] == [] and routine["met"] > 1.3
 
     tempo = routine["tempo_bpm"]
     with stack.as_("fitness") as fitness:
@@ -279,21 +280,11 @@ def test_health_readiness_and_metrics(stack: ServiceStack, album: Album) -> None
         assert client.get("/docs").status_code == 200
         spec = client.get("/openapi.json").json()
         assert "multipart/form-data" in spec["paths"]["/v1/tracks"]["post"]["requestBody"]["content"]
-    samples = _metric_samples(text)
+    samples = metric_samples(text)
     assert samples['choreo_queue_depth{queue="cpu"}'] >= 0
     assert samples['choreo_queue_depth{queue="gpu"}'] >= 0
     assert samples['choreo_job_duration_seconds_count{state="done"}'] >= 1  # the album's jobs finished
     assert samples['choreo_http_requests_total{method="POST",route="/v1/jobs",status="202"}'] >= 1
-
-
-def _metric_samples(text: str) -> dict[str, float]:
-    """Prometheus text format: each sample line's name and labels to its value."""
-    samples = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            samples[name] = float(value)
-    return samples
 
 
 def test_cli_submits_waits_and_downloads_through_the_client(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from api.upload import MAX_FILENAME_CHARS
+from choreo.service.ratelimit import WINDOW_S
 from tests.service.helpers import ServiceStack
 
 pytestmark = pytest.mark.service
@@ -111,22 +113,78 @@ def test_made_up_methods_are_counted_as_other(stack: ServiceStack) -> None:
     assert others and sum(float(line.rsplit(" ", 1)[1]) for line in others) >= 30
 
 
-def test_failed_authentication_is_limited_per_client_address(stack: ServiceStack) -> None:
+def _fresh_window() -> None:
+    """Wait, if need be, until the failure window (one minute) has 30 s left: a burst then ends in it."""
+    into = time.time() % WINDOW_S
+    if into > WINDOW_S - 30:
+        time.sleep(WINDOW_S - into + 0.5)
+
+
+def _burst_of_bad_keys(guesser: httpx.Client, limit: int, headers: dict[str, str] | None = None) -> list[int]:
+    """Bad keys from one address until it is refused (429); returns the statuses."""
+    statuses = []
+    for i in range(limit + 1):
+        guess = guesser.get(
+            "/v1/jobs", headers={"Authorization": f"Bearer chk_{i:016x}_nope", **(headers or {})}
+        )
+        statuses.append(guess.status_code)
+        if guess.status_code == 429:
+            assert int(guess.headers["retry-after"]) > 0
+            break
+    return statuses
+
+
+def _from(address: str, stack: ServiceStack) -> httpx.Client:
+    return httpx.Client(
+        base_url=stack.api_url, transport=httpx.HTTPTransport(local_address=address), timeout=30
+    )
+
+
+def test_failed_authentication_is_limited_per_address_but_a_valid_key_is_served(stack: ServiceStack) -> None:
     # A client of its own loopback address, so the other tests' address keeps its budget.
     limit = stack.ctx.settings.auth_failures_per_minute
-    transport = httpx.HTTPTransport(local_address="127.0.0.7")
-    statuses = []
-    with httpx.Client(base_url=stack.api_url, transport=transport, timeout=30) as guesser:
-        # A one-minute window that rolls over mid-test lets at most one more window's worth through.
-        for i in range(2 * limit + 1):
-            guess = guesser.get("/v1/jobs", headers={"Authorization": f"Bearer chk_{i:016x}_nope"})
-            statuses.append(guess.status_code)
-            if guess.status_code == 429:
-                break
-        valid = guesser.get("/v1/jobs", headers={"Authorization": f"Bearer {stack.tokens['content']}"})
-    assert statuses[-1] == 429 and set(statuses[:-1]) == {401}, statuses
-    assert limit <= len(statuses) - 1 <= 2 * limit, statuses
-    assert int(guess.headers["retry-after"]) > 0
-    assert valid.status_code == 429, "a blocked address could still try keys"
+    valid = {"Authorization": f"Bearer {stack.tokens['content']}"}
+    _fresh_window()
+    with _from("127.0.0.7", stack) as guesser:
+        statuses = _burst_of_bad_keys(guesser, limit)
+        assert statuses == [401] * limit + [429], statuses
+        # Blocked, the address may not try keys, but one whose key is valid is served.
+        assert guesser.get("/v1/jobs", headers={"Authorization": "Bearer chk_0_nope"}).status_code == 429
+        assert guesser.get("/v1/jobs").status_code == 429
+        assert guesser.get("/v1/jobs", headers=valid).status_code == 200, "a valid key was locked out"
     with stack.as_("content") as client:
         assert client.get("/v1/jobs").status_code == 200, "another address was blocked too"
+    with _from("127.0.0.6", stack) as neighbour:
+        assert neighbour.get("/v1/jobs", headers={"Authorization": "Bearer x"}).status_code == 401
+
+
+def _counted(stack: ServiceStack, address: str) -> bool:
+    """Whether a failed authentication was counted against ``address`` in the current window."""
+    return stack.ctx.redis.exists(stack.ctx.key("rl_auth", address, str(int(time.time() // WINDOW_S)))) == 1
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(stack: ServiceStack) -> None:
+    # The stack trusts 127.0.0.9 as a proxy (conftest); 127.0.0.8 is a client that is not one.
+    assert stack.env["CHOREO_TRUSTED_PROXIES"] == "127.0.0.9"
+    limit = stack.ctx.settings.auth_failures_per_minute
+    bad = {"Authorization": "Bearer chk_0_nope"}
+    _fresh_window()
+    with _from("127.0.0.9", stack) as proxy:
+        statuses = _burst_of_bad_keys(proxy, limit, {"X-Forwarded-For": "198.51.100.7"})
+        assert statuses == [401] * limit + [429], statuses
+        assert _counted(stack, "198.51.100.7") and not _counted(stack, "127.0.0.9")
+        # Another client behind the same proxy is not blocked; the blocked one is, even when it
+        # writes an address of its choosing ahead of the one the proxy appended.
+        assert proxy.get("/v1/jobs", headers={**bad, "X-Forwarded-For": "198.51.100.8"}).status_code == 401
+        forged = proxy.get("/v1/jobs", headers={**bad, "X-Forwarded-For": "203.0.113.1, 198.51.100.7"})
+        assert forged.status_code == 429
+        served = proxy.get(
+            "/v1/jobs",
+            headers={"Authorization": f"Bearer {stack.tokens['content']}", "X-Forwarded-For": "198.51.100.7"},
+        )
+        assert served.status_code == 200, "a valid key behind the proxy was locked out"
+    with _from("127.0.0.8", stack) as stranger:
+        # Not a trusted proxy: its header names nobody, and its failures count against itself.
+        answer = stranger.get("/v1/jobs", headers={**bad, "X-Forwarded-For": "198.51.100.9"})
+        assert answer.status_code == 401
+        assert _counted(stack, "127.0.0.8") and not _counted(stack, "198.51.100.9")

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.service.helpers import REDIS_URL, SONGS, Album, ServiceStack, open_ticket, put_to, rebuild_index
+from tests.service.helpers import (
+    REDIS_URL,
+    SONGS,
+    Album,
+    ServiceStack,
+    metric_samples,
+    open_ticket,
+    put_to,
+    rebuild_index,
+)
 
 pytestmark = pytest.mark.service
 
@@ -40,6 +49,10 @@ def test_an_emptied_redis_is_rebuilt_from_storage(stack: ServiceStack, album: Al
     assert run.returncode == 0, run.stderr
     assert "jobs" in run.stdout
     assert _snapshot(stack) == before
+    with stack.client() as client:
+        samples = metric_samples(client.get("/metrics").text)
+    # The metrics' job durations lived in the emptied Redis too: the ended jobs count again.
+    assert samples.get('choreo_job_duration_seconds_count{state="done"}', 0) >= len(before["done"]) >= 1
     with stack.as_("content") as content:
         job = content.get(f"/v1/jobs/{before['done'][0]}").json()
         assert content.get(f"/v1/jobs/{job['id']}/artifacts").status_code == 200

@@ -75,8 +75,9 @@ def test_a_folder_becomes_a_library_whose_styles_an_album_is_danced_in(
     assert styles == ["auto", "contemporary", "power"]
     (song,) = cut_songs(tmp_path, 1, seconds=20.0)
     page.set_input_files("#file-input", str(song))
-    note = page.wait_for_selector("#upload-list li .msg:text-matches('rendering in batch')", timeout=120_000)
-    batch_id = note.text_content().rsplit(" ", 1)[-1]
+    row = page.wait_for_selector("#upload-list li[data-batch]", timeout=120_000)
+    assert "rendering in" in row.text_content()
+    batch_id = row.get_attribute("data-batch")
     with stack.as_("content") as client:
         wait_for_batch(client, batch_id)
         job = next(j for j in client.get("/v1/jobs").json()["items"] if j["batch_id"] == batch_id)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from ipaddress import ip_network
 
 import pytest
 from pydantic import ValidationError
 
 from choreo.errors import AudioError, ParameterError
 from choreo.service.callbacks import sign, verify
+from choreo.service.forwarded import client_address, parse_networks
 from choreo.service.records import JobOptions
 from choreo.service.settings import ServiceSettings
 from choreo.service.tracks import check_audio_head, extension_of
@@ -186,19 +188,31 @@ def test_the_apis_own_refusals_are_in_the_error_tree() -> None:
     assert missing.message == "no job 'job_1' for this key's team"
 
 
-def test_intensity_levels_follow_the_configured_bounds() -> None:
-    from choreo.service.context import ServiceContext
-    from choreo.service.routines import intensity_level
+def test_routine_levels_come_from_the_met_value_of_the_motion_energy() -> None:
+    from choreo.models.energy import energy_calibration, intensity_level
+    from choreo.service.records import RoutineRecord
+    from choreo.service.routines import scored
 
-    ctx = ServiceContext.from_settings(ServiceSettings())
-    assert [intensity_level(ctx, v) for v in (0.3, 1.069, 1.07, 1.2, 1.32, 2.0)] == [
-        "low",
-        "low",
-        "medium",
-        "medium",
-        "high",
-        "high",
+    cal = energy_calibration()
+    assert [intensity_level(m) for m in (1.3, 2.99, 3.0, 5.99, 6.0, 9.0)] == [
+        "light",
+        "light",
+        "moderate",
+        "moderate",
+        "vigorous",
+        "vigorous",
     ]
+    base = {"id": "rtn_1", "team": "t", "job_id": "job_1", "title": "x", "style": "salsa"}
+    calm = scored(
+        RoutineRecord(
+            **base, tempo_bpm=120, duration_s=60, intensity=0.5, intensity_level="", motion_energy_m2_s2=0.3
+        )
+    )
+    hard = scored(calm.model_copy(update={"motion_energy_m2_s2": 4.0}))
+    assert calm.met == pytest.approx(cal.met(0.3), abs=0.01) and calm.intensity_level == "light"
+    assert hard.met > 6 and hard.intensity_level == "vigorous"
+    assert hard.kcal_per_min == pytest.approx(hard.met * 3.5 * 70 / 200, abs=0.01)
+    assert calm.calibration == cal.version
 
 
 def test_job_summary_is_typed_and_an_old_empty_one_reads_as_none() -> None:
@@ -238,7 +252,7 @@ def test_client_messages_lose_paths_urls_hosts_and_storage_keys() -> None:
         'at "http://127.0.0.1:9000/choreo/jobs/job_1"; Error 111 connecting to redis:6379'
     )
     shown = public_message(logged)
-    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):
+    for secret in ("/tmp", "choreo-prepare", "jobs/", "127.0.0.1", "redis:6379", "http://"):  # noqa: S108  a path to redact
         assert secret not in shown, (secret, shown)
     assert "broken.ogg" in shown and "prepared.npz" in shown
     assert public_message("fps 31 is not supported; tempo 120/4") == "fps 31 is not supported; tempo 120/4"
@@ -292,3 +306,65 @@ def test_advance_job_refuses_to_end_a_job(state: str) -> None:
     ctx = ServiceContext.from_settings(ServiceSettings())
     with pytest.raises(ParameterError, match=f"not to '{state}'"):
         advance_job(ctx, "no-such-job", JobState(state))
+
+
+def test_routine_filters_tell_dances_from_workouts_by_impact_and_profile() -> None:
+    from choreo.service.records import RoutineRecord
+    from choreo.service.routines import RoutineFilter
+
+    base = {
+        "team": "t",
+        "job_id": "job_1",
+        "title": "x",
+        "style": "salsa",
+        "tempo_bpm": 120,
+        "duration_s": 60,
+    }
+    dance = RoutineRecord(id="rtn_1", **base, intensity=1.0, intensity_level="moderate")
+    workout = dance.model_copy(
+        update={"id": "rtn_2", "kind": "workout", "profile": "pyramid", "impact": "low"}
+    )
+    for flt, expected in (
+        (RoutineFilter(kind="workout"), ["rtn_2"]),
+        (RoutineFilter(kind="dance"), ["rtn_1"]),
+        (RoutineFilter(impact="low"), ["rtn_2"]),
+        (RoutineFilter(impact="high"), []),
+        (RoutineFilter(profile="pyramid", intensity="moderate"), ["rtn_2"]),
+        (RoutineFilter(profile="steady"), []),
+    ):
+        assert [r.id for r in (dance, workout) if flt.matches(r)] == expected, flt
+
+
+_PROXIES = parse_networks("10.0.0.0/8, 192.0.2.1")
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded_for", "client"),
+    [
+        ("203.0.113.5", None, "203.0.113.5"),
+        # A peer that is not a trusted proxy is the client, whatever it says it forwarded.
+        ("203.0.113.5", "198.51.100.1", "203.0.113.5"),
+        ("192.0.2.1", "198.51.100.1", "198.51.100.1"),
+        # Two trusted hops; what the client wrote itself, left of them, is not believed.
+        ("10.1.1.1", "6.6.6.6, 198.51.100.1, 10.2.2.2", "198.51.100.1"),
+        # Nothing but trusted hops: the farthest one is the client.
+        ("10.1.1.1", "10.2.2.2, 10.3.3.3", "10.2.2.2"),
+        # Garbage where an address should be ends the walk at the last hop that was one.
+        ("10.1.1.1", "198.51.100.1, not-an-ip, 10.2.2.2", "10.2.2.2"),
+        ("10.1.1.1", "", "10.1.1.1"),
+        ("::1", "198.51.100.1", "::1"),
+    ],
+)
+def test_the_client_address_comes_from_trusted_proxies_only(
+    peer: str, forwarded_for: str | None, client: str
+) -> None:
+    assert client_address(peer, forwarded_for, _PROXIES) == client
+
+
+def test_trusted_proxies_that_are_not_addresses_are_refused_by_name() -> None:
+    assert ServiceSettings(trusted_proxies="10.0.0.0/8, ::1").trusted_proxy_networks == (
+        ip_network("10.0.0.0/8"),
+        ip_network("::1"),
+    )
+    with pytest.raises(ValidationError, match="'lb.internal' is not an IP address"):
+        ServiceSettings(trusted_proxies="10.0.0.1, lb.internal")

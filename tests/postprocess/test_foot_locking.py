@@ -1,0 +1,127 @@
+"""Feet locked where they touched down: constructed motions whose contacts and lock points are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
+from choreo.errors import ParameterError
+from choreo.metrics.foot_skate import foot_skate_ratio
+from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
+from choreo.motion.contacts import sole_clearance_m
+from choreo.postprocess.contacts import detect_contacts
+from choreo.postprocess.foot_locking import MAX_PELVIS_DROP_M, SWING_CLEARANCE_M, lock_feet
+from choreo.postprocess.ground import sole_heights_m
+
+ANKLES = [SMPL.index("left_ankle"), SMPL.index("right_ankle")]
+
+
+def _gliding(speed_m_s: float, seconds: float, fps: float) -> Motion:
+    """The rest pose standing on the floor and gliding forwards (+Z) at ``speed_m_s``."""
+    n = int(round(seconds * fps))
+    root = np.zeros((n, 3))
+    root[:, 1] = REST_PELVIS_HEIGHT_M
+    root[:, 2] = speed_m_s * np.arange(n) / fps
+    return Motion(fps, root, np.zeros((n, 24, 3)))
+
+
+def _knee_angles_deg(motion: Motion) -> np.ndarray:
+    """Angle at each knee between thigh and shin, ``[frames, 2]``, 180 straight."""
+    pos = joint_positions(motion)
+    out = []
+    for side in ("left", "right"):
+        hip, knee, ankle = (pos[:, SMPL.index(f"{side}_{j}")] for j in ("hip", "knee", "ankle"))
+        a, b = hip - knee, ankle - knee
+        cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+        out.append(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
+    return np.stack(out, axis=1)
+
+
+@pytest.mark.parametrize("fps", [24.0, 30.0, 50.0, 60.0])
+def test_a_sliding_foot_stops_at_every_frame_rate(fps: float) -> None:
+    motion = _gliding(0.15, 1.0, fps)
+    contacts = detect_contacts(motion)
+    assert contacts.feet.all()  # slow enough to be a stance that slides
+    locked = lock_feet(motion, contacts)
+    ankles = joint_positions(locked)[:, ANKLES]
+    start = joint_positions(motion)[0, ANKLES]
+    np.testing.assert_allclose(
+        ankles[:, :, [0, 2]], np.broadcast_to(start[:, [0, 2]], (motion.n_frames, 2, 2)), atol=1e-3
+    )
+    # The body still travels where the plan puts it: the root's horizontal path is untouched.
+    np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])
+    assert (sole_heights_m(locked) >= -1e-6).all()
+
+
+def test_a_faster_slide_that_the_ruler_calls_skating_stops_skating() -> None:
+    motion = _gliding(0.5, 0.6, 30.0)
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[:, :4] = True  # the performed dance's contacts say both feet are planted
+    contacts = ContactTrack(30.0, frames)
+    assert foot_skate_ratio(joint_positions(motion), fps=30.0) == 1.0
+    assert foot_skate_ratio(joint_positions(lock_feet(motion, contacts)), fps=30.0) == 0.0
+
+
+def test_the_lock_point_is_the_touch_down_point_on_the_floor() -> None:
+    motion = _gliding(0.15, 1.5, 30.0)
+    root = motion.root_translation.copy()
+    root[:, 1] += 0.02  # floating 2 cm: the lock puts the heel on the floor plane
+    motion = motion.replace(root_translation=root)
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[10:30, 0] = True  # the left heel, frames 10 to 29
+    locked = lock_feet(motion, ContactTrack(30.0, frames))
+    ankle = joint_positions(locked)[:, ANKLES[0]]
+    touch_down = joint_positions(motion)[10, ANKLES[0]]
+    np.testing.assert_allclose(ankle[10:30, [0, 2]], np.broadcast_to(touch_down[[0, 2]], (20, 2)), atol=1e-3)
+    settled = ankle[17:30, 1]  # after the settling time (0.2 s)
+    np.testing.assert_allclose(settled, sole_clearance_m(SMPL)[0], atol=1e-3)
+    # The right foot has no lock: it is only kept out of the floor.
+    assert (sole_heights_m(locked)[:, 2:] >= -1e-6).all()
+
+
+def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() -> None:
+    motion = _gliding(0.3, 1.5, 30.0)  # 45 cm from the locks by the end: beyond a straight leg
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[:, :4] = True
+    locked = lock_feet(motion, ContactTrack(30.0, frames))
+    drop = motion.root_translation[:, 1] - locked.root_translation[:, 1]
+    assert drop.max() == pytest.approx(MAX_PELVIS_DROP_M, abs=1e-3) and drop[0] == pytest.approx(
+        0.0, abs=5e-3
+    )
+    assert (drop >= -1e-9).all() and (drop <= MAX_PELVIS_DROP_M + 1e-9).all()
+    assert _knee_angles_deg(locked).max() < 175.0
+    np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])
+
+
+def test_a_foot_sweeping_along_the_floor_swings_clear_of_it() -> None:
+    motion = _gliding(2.5, 1.0, 30.0)  # too fast to be a stance
+    contacts = detect_contacts(motion)
+    assert not contacts.frames.any()
+    cleared = lock_feet(motion, contacts)
+    assert sole_heights_m(cleared)[3:-3].min() >= SWING_CLEARANCE_M - 1e-3
+    assert foot_skate_ratio(joint_positions(cleared), fps=30.0) == 0.0
+
+
+def test_a_handstand_leaves_the_legs_alone() -> None:
+    n = 30
+    rotations = np.zeros((n, 24, 3))
+    rotations[:, 0] = [0.0, 0.0, np.pi]
+    rotations[:, SMPL.index("left_shoulder")] = [0.0, 0.0, np.pi / 2]
+    rotations[:, SMPL.index("right_shoulder")] = [0.0, 0.0, -np.pi / 2]
+    motion = Motion(30.0, np.zeros((n, 3)), rotations)
+    lowest = joint_positions(motion)[:, [SMPL.index("left_hand"), SMPL.index("right_hand")], 1].min()
+    root = np.zeros((n, 3))
+    root[:, 1] = 0.02 - lowest
+    motion = motion.replace(root_translation=root)
+    contacts = detect_contacts(motion)
+    assert contacts.frames[:, 4:].all() and not contacts.feet.any()
+    locked = lock_feet(motion, contacts)
+    np.testing.assert_allclose(locked.rotations, motion.rotations, atol=1e-12)
+    np.testing.assert_array_equal(locked.root_translation, motion.root_translation)
+
+
+def test_contacts_of_another_motion_are_refused() -> None:
+    motion = _gliding(0.1, 1.0, 30.0)
+    with pytest.raises(ParameterError, match="do not match"):
+        lock_feet(motion, ContactTrack(60.0, np.zeros((60, len(CONTACT_POINTS)), dtype=bool)))

@@ -1,0 +1,147 @@
+"""The workout planner on the shipped library: 8-counts, teaching blocks, safe moves, the cue sheet."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from choreo.audio.structure import MusicStructure
+from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.contracts.options import RenderOptions
+from choreo.contracts.plan import Plan
+from choreo.contracts.routine import parse_profile
+from choreo.errors import ParameterError
+from choreo.motion.motion import Motion
+from choreo.workout.curves import REST, WORK, target_intensity
+from choreo.workout.planner import _block_sizes, plan_workout
+from choreo.workout.safety import keep_a_foot_down, measure_safety, rule_frames, screen_phrases
+
+
+def _music(bpm: float = 124.0, seconds: float = 180.0, beats_per_bar: int = 4) -> MusicStructure:
+    beats = np.arange(0.0, seconds - 0.3, 60.0 / bpm)
+    bars = beats[::beats_per_bar]
+    n = bars.size
+    labels = (np.arange(n) // 16) % 2
+    return MusicStructure(
+        beat_times=beats,
+        downbeat_times=bars,
+        beats_per_bar=beats_per_bar,
+        bar_starts=bars,
+        bar_energy=np.linspace(0.2, 0.9, n),
+        section_labels=labels,
+        steady=np.ones(n, dtype=bool),
+        onset_times=beats,
+        tempo_bpm=bpm,
+        duration_s=seconds,
+    )
+
+
+@pytest.fixture(scope="module")
+def library() -> PhraseLibrary:
+    return shipped_library()
+
+
+@pytest.fixture(scope="module")
+def plan(library: PhraseLibrary) -> Plan:
+    return plan_workout(library, _music(), style="salsa", profile="pyramid", impact="low", seed=3)
+
+
+def test_profiles_parse_and_bad_ones_are_refused() -> None:
+    assert parse_profile("Steady") == ("steady", ())
+    assert parse_profile("2,4,9") == ("custom", (2.0, 4.0, 9.0))
+    for bad in ("zumba", "0,5", "3,11", ""):
+        with pytest.raises(ParameterError):
+            parse_profile(bad)
+    assert RenderOptions.parse(routine="3, 5").routine == "3,5"
+    with pytest.raises(ParameterError, match="impact"):
+        RenderOptions.parse(routine="steady", impact="medium")
+
+
+def test_curves_warm_up_peak_and_cool_down() -> None:
+    t = np.linspace(0, 600, 601)
+    for profile in ("steady", "pyramid", "intervals"):
+        y = target_intensity(profile, t, 600.0)
+        assert y[0] < y[200] and y[-1] < y[200], profile
+        assert ((y >= 0) & (y <= 1)).all()
+    pyramid = target_intensity("pyramid", t, 600.0)
+    assert abs(int(np.argmax(pyramid)) - 300) < 40
+    intervals = target_intensity("intervals", t, 600.0, switches_s=np.array([150.0, 250.0]))
+    assert intervals[120] == WORK and intervals[200] == REST and intervals[300] == WORK
+    custom = target_intensity("custom", np.array([30.0, 90.0]), 120.0, curve=(1.0, 10.0))
+    assert custom.tolist() == [0.0, 1.0]
+
+
+def test_a_workout_is_taught_in_repeated_and_mirrored_8_counts(plan: Plan, library: PhraseLibrary) -> None:
+    routine = plan.routine
+    assert routine is not None and routine.profile == "pyramid"
+    counted = [c for c in routine.cues if c.index > 0]
+    assert len(counted) == 180 * 124 / 60 // 8
+    assert [c.index for c in counted] == list(range(1, len(counted) + 1))
+    for cue in counted:
+        seg = plan.segments[cue.segment]
+        assert seg.n_bars == 2 and seg.phrase_beats == 8 and len(seg.song_beats_s) == 9
+    changes = [c.index for prev, c in zip(counted, counted[1:], strict=False) if c.move != prev.move]
+    starts = np.cumsum([1, *_block_sizes(len(counted))])
+    teaching = [i for i in changes if counted[i - 1].block == "teach" and counted[i - 2].block == "teach"]
+    assert teaching and set(teaching) <= set(starts.tolist())
+    assert len({c.move for c in counted}) >= 6
+    for cue in counted:
+        if cue.block == "teach" and cue.side == "left":
+            right = next(c for c in counted if c.move == cue.move and c.side == "right")
+            a, b = plan.segments[right.segment].phrase, plan.segments[cue.segment].phrase
+            assert library.mirror_phrase[a] == b
+        assert 1 <= cue.repeat <= 4
+    names = {}
+    for cue in counted:
+        assert names.setdefault(cue.move, cue.name) == cue.name
+    assert Plan.from_dict(plan.to_dict()) == plan
+
+
+def test_every_phrase_of_a_workout_passes_the_rules(plan: Plan, library: PhraseLibrary) -> None:
+    phrases = np.array([s.phrase for s in plan.segments])
+    assert all(not r for r in screen_phrases(library, phrases, impact="low"))
+    assert plan.routine is not None and plan.routine.excluded["flight"] > 0
+    assert all(entry["reasons"] for entry in plan.routine.excluded_phrases)
+
+
+def test_music_in_three_is_refused(library: PhraseLibrary) -> None:
+    with pytest.raises(ParameterError, match="4/4"):
+        plan_workout(library, _music(beats_per_bar=3), style="salsa", profile="steady")
+
+
+def test_rules_catch_a_jump_a_headstand_and_keep_a_foot_down_removes_a_small_hop() -> None:
+    rest = Motion(
+        fps=30, root_translation=np.tile([0.0, 0.94, 0.0], (30, 1)), rotations=np.zeros((30, 24, 3))
+    )
+    assert measure_safety(rest).flight_frames == 0
+    hop = rest.root_translation.copy()
+    hop[10:15, 1] += 0.04
+    hopping = Motion(fps=30, root_translation=hop, rotations=rest.rotations)
+    assert measure_safety(hopping).flight_frames == 5
+    assert measure_safety(keep_a_foot_down(hopping)).flight_frames == 0
+    upside = rest.rotations.copy()
+    upside[:, 0] = [np.pi, 0.0, 0.0]
+    headstand = Motion(fps=30, root_translation=np.tile([0.0, 0.9, 0.0], (30, 1)), rotations=upside)
+    from choreo.motion.kinematics import joint_positions
+
+    broken = rule_frames(joint_positions(headstand), 30)
+    assert broken["head below hips"].all() and broken["inversion"].all()
+
+
+def test_the_sheet_measures_the_performed_motion(plan: Plan, library: PhraseLibrary) -> None:
+    from choreo.choreography.guide import build_guide
+    from choreo.models.energy import energy_calibration, kcal_per_min
+    from choreo.postprocess import postprocess
+    from choreo.workout.sheet import routine_sheet
+
+    guide = build_guide(library, plan, int(np.ceil(plan.duration_s * 30)), 30)
+    motion = keep_a_foot_down(postprocess(Motion.from_array(guide.poses.astype(np.float64), fps=30)))
+    sheet = routine_sheet(motion, plan, body_mass_kg=80.0)
+    assert plan.routine is not None and len(sheet.cues) == len(plan.routine.cues)
+    assert all(c.energy_m2_s2 > 0 and c.level in ("light", "moderate", "vigorous") for c in sheet.cues)
+    assert sheet.met > energy_calibration().rest_met
+    assert sheet.kcal_per_min == pytest.approx(kcal_per_min(sheet.met, 80.0), abs=0.02)
+    assert sheet.safety["flight_frames"] == 0 and sheet.safety["head_below_hips_frames"] == 0
+    assert sheet.correlation_to_target > 0.5
+    with pytest.raises(ParameterError, match="body mass"):
+        kcal_per_min(5.0, 5.0)
