@@ -10,6 +10,9 @@ stage), freezes the worker that holds the chosen stage while it holds it,
 SIGKILLs it, and measures from the kill until the reaper has sent the stage
 again (the run record no longer names the dead holder) and until the job is
 done, by the other worker of that queue; then it restarts the killed worker.
+``unleased`` kills instead the CPU worker that holds a stage message with a 30 s
+countdown (what a retry is), received and not leased, and measures until another
+worker holds it (:mod:`choreo.service.liveness`) and until the job is done.
 Medians per stage in ``--out`` (default ``bench/results/recovery.json``)::
 
     .venv/bin/python -P bench/recovery.py --runs 5
@@ -39,9 +42,12 @@ sys.path.insert(0, str(REPO))
 
 from choreo.client import ChoreoClient  # noqa: E402
 from choreo.errors import ChoreoError  # noqa: E402
+from choreo.service.jobs import create_job  # noqa: E402
 from choreo.service.keys import create_key  # noqa: E402
-from choreo.service.leases import read_run  # noqa: E402
-from choreo.service.queue import TASK_PERFORM, TASK_PREPARE  # noqa: E402
+from choreo.service.leases import queue_run, read_run  # noqa: E402
+from choreo.service.queue import TASK_PERFORM, TASK_PREPARE, make_celery  # noqa: E402
+from choreo.service.records import JobOptions, JobRecord, new_id  # noqa: E402
+from choreo.service.tracks import get_track  # noqa: E402
 from tests.harness.localstack import LocalStack, free_ports  # noqa: E402
 
 MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
@@ -94,12 +100,64 @@ def _one_kill(stack: LocalStack, client: ChoreoClient, song: Path, stage: str) -
     }
 
 
+def _one_unleased(stack: LocalStack, client: ChoreoClient, song: Path) -> dict[str, Any] | None:
+    """A stage message waiting out a 30 s countdown (what a retry is) in a CPU worker, received and not
+    leased; that worker SIGKILLed: seconds until another worker holds the message (its heartbeat lapsed
+    and the reaper gave it back) and until the job is done. None when no worker was seen holding it."""
+    ctx = stack.ctx
+    sha = client.upload_track(song)["sha256"]
+    track = get_track(ctx, "bench", sha)
+    assert track is not None
+    options = JobOptions()
+    job = create_job(
+        ctx,
+        JobRecord(
+            id=new_id("job"), team="bench", track_sha256=sha, track_ext=track.ext, track_name=track.filename,
+            options=options, fingerprint=options.fingerprint(sha),
+        ),
+    )  # fmt: skip
+    epoch = queue_run(ctx, job.id, TASK_PREPARE)
+    make_celery(ctx.settings).send_task(TASK_PREPARE, args=(job.id, epoch), queue="cpu", countdown=30)
+    deadline = time.monotonic() + 20
+    while (held := stack.message_holder(job.id)) is None:
+        if time.monotonic() > deadline:
+            print("missed: no worker was seen holding the message", flush=True)
+            return None
+        time.sleep(0.02)
+    worker = held[0]
+    stack.kill(worker, signal.SIGKILL)
+    killed = time.monotonic()
+    elsewhere = None
+    key = ctx.key("job", job.id)
+    while time.monotonic() - killed < 300:
+        if elsewhere is None and stack.message_holder(job.id) is not None:
+            elsewhere = time.monotonic() - killed
+        state = json.loads(ctx.redis.get(key) or "{}").get("state")
+        if state in ("done", "failed", "cancelled"):
+            break
+        time.sleep(0.02)
+    done = time.monotonic() - killed
+    stack.restart(worker)
+    return {
+        "stage": "unleased",
+        "killed": worker,
+        "state": state,
+        "kill_to_held_elsewhere_s": round(elsewhere or done, 2),
+        "kill_to_done_s": round(done, 2),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=3, help="kills per stage")
     parser.add_argument("--cut-s", type=float, default=20.0, help="length of each song")
+    parser.add_argument(
+        "--stages",
+        default=f"{TASK_PREPARE},{TASK_PERFORM},unleased",
+        help="what to kill the holder of: stages, and unleased (a message received, not leased)",
+    )
     parser.add_argument("--lease-ttl-s", type=float, default=None, help="else the service's default")
     parser.add_argument("--reap-interval-s", type=float, default=None, help="else the service's default")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "recovery.json")
@@ -133,16 +191,21 @@ def main() -> int:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-        songs = iter(_cuts(min(4 * args.runs, 40), args.cut_s, Path(root)))
+        songs = iter(_cuts(min(6 * args.runs, 40), args.cut_s, Path(root)))
         with LocalStack(Path(root) / "stack", url, cpu_workers=2, env=env) as stack:
             stack.ensure_workers("gpu", 2)
             settings = stack.ctx.settings
             _, token = create_key(stack.ctx, team="bench", name="bench", scopes=["content"])
             with ChoreoClient(stack.api_url, token, timeout_s=300) as client:
-                for stage in (TASK_PREPARE, TASK_PERFORM):
+                for stage in args.stages.split(","):
                     done = 0
                     while done < args.runs:
-                        row = _one_kill(stack, client, next(songs), stage)
+                        song = next(songs)
+                        row = (
+                            _one_unleased(stack, client, song)
+                            if stage == "unleased"
+                            else _one_kill(stack, client, song, stage)
+                        )
                         if row is None:
                             missed += 1
                             continue
@@ -156,16 +219,21 @@ def main() -> int:
         stage: {
             "runs": len(rows),
             "all_done": all(r["state"] == "done" for r in rows),
-            "kill_to_requeued_s": statistics.median(r["kill_to_requeued_s"] for r in rows),
-            "kill_to_done_s": statistics.median(r["kill_to_done_s"] for r in rows),
+            **{
+                name: statistics.median(r[name] for r in rows)
+                for name in ("kill_to_requeued_s", "kill_to_held_elsewhere_s", "kill_to_done_s")
+                if name in rows[0]
+            },
         }
-        for stage in (TASK_PREPARE, TASK_PERFORM)
+        for stage in args.stages.split(",")
         if (rows := [r for r in runs if r["stage"] == stage])
     }
     result = {
         "what": "SIGKILL of the worker holding a job's stage, another worker of its queue running: seconds "
         "until the reaper had sent the stage again (the run record no longer names the dead holder) and "
-        "until the job was done",
+        "until the job was done; 'unleased': of the CPU worker holding a stage message with a 30 s "
+        "countdown, received and not leased: seconds until another worker held it (the dead worker's "
+        "heartbeat lapsed) and until the job was done (the countdown included)",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
             "lease_ttl_s": settings.lease_ttl_s,

@@ -18,8 +18,9 @@ Only at the end it checks, and writes a JSON report to ``--out`` (``bench/result
 - each done job has exactly one set of artifacts and each ended job exactly one callback (signed);
 - every file of every done job parses (BVH through the reader, the JSON summary);
 - once every job is deleted, no object is left under ``jobs/``;
-- the queues, the unacknowledged set and the lease records are empty, and Redis' memory beside
-  what it was before the first submission.
+- the queues, the unacknowledged set and the lease records are empty, and no key made per job
+  (:data:`PER_JOB_KEYS`) is left without an expiry; Redis' memory and keys by kind, before the
+  first submission and after the clean-up, are in the report.
 
 It also reports the faults injected, the jobs, submit-to-done latency and each fault's recovery
 (from its repair to the next job done) as p50/p99, and throughput. Exit status 0 when every check
@@ -64,6 +65,8 @@ MUSIC = REPO.parent / "shared" / "data" / "music"
 WORKERS = ("cpu-worker-0", "cpu-worker-1", "gpu-worker")
 FAULTS = {"kill_worker": 3, "freeze_worker": 2, "redis_restart": 1, "s3_stop": 1, "api_restart": 1}
 """Fault kinds and their weights in the random plan."""
+PER_JOB_KEYS = {"job", "run", "lease", "job_batches", "dedup", "rerenders", "announcing", "celery-task-meta"}
+"""Kinds of Redis keys made per job: once every job is deleted, none may stay without an expiry."""
 
 
 @dataclass
@@ -331,14 +334,18 @@ def _resting(soak: Soak) -> dict[str, Any]:
     ctx = soak.stack.ctx
     r = ctx.redis
     counts: dict[str, int] = {}
+    persistent: dict[str, int] = {}
     for key in r.scan_iter(count=1000):
         kind = key.removeprefix(ctx.settings.redis_prefix).split(":")[0]
         kind = "celery-task-meta" if kind.startswith("celery-task-meta") else kind
         counts[kind] = counts.get(kind, 0) + 1
+        if r.ttl(key) == -1:
+            persistent[kind] = persistent.get(kind, 0) + 1
     return {
         "used_memory_bytes": int(r.info("memory")["used_memory"]),
         "keys": int(r.dbsize()),
         "keys_by_kind": dict(sorted(counts.items())),
+        "keys_without_ttl_by_kind": dict(sorted(persistent.items())),
         "queues": queue_depths(make_celery(ctx.settings)),
         "unacked": int(r.hlen("unacked")),
         "leased": int(r.zcard(ctx.key("leased"))),
@@ -462,6 +469,7 @@ def _report(
         "no_orphan_objects": not orphans,
         "queues_and_leases_at_rest": after["queues"] == {"cpu": 0, "gpu": 0}
         and after["unacked"] == after["leased"] == after["queued"] == after["runs"] == after["leases"] == 0,
+        "no_per_job_key_kept_for_good": not set(after["keys_without_ttl_by_kind"]) & PER_JOB_KEYS,
     }
     return {
         "what": "chaos soak of the whole stack (bench/soak.py): random worker SIGKILL/SIGSTOP, Redis "

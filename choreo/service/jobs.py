@@ -52,6 +52,7 @@ __all__ = [
     "end_job",
     "get_batch",
     "get_job",
+    "release_claim",
     "index_batch",
     "index_job",
     "list_batches",
@@ -81,7 +82,7 @@ def _index_commands(ctx: ServiceContext, pipe: redis.client.Pipeline, job: JobRe
     if job.state in (JobState.FAILED, JobState.CANCELLED):
         # A failed or cancelled render does not stop the same request from rendering again.
         pipe.eval(
-            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+            _RELEASE,
             1,
             dedup,
             job.id,
@@ -279,20 +280,25 @@ def delete_job(ctx: ServiceContext, job: JobRecord) -> int:
     ctx.redis.set(ctx.key("deleted", job.id), "1", ex=24 * 3600)
     removed = ctx.storage.delete_prefix(job_prefix(job.id))
     pipe = ctx.redis.pipeline()
-    pipe.delete(ctx.key("job", job.id))
+    pipe.delete(ctx.key("job", job.id), ctx.key("job_batches", job.id))
     pipe.zrem(ctx.key("jobs", job.team), job.id)
     for state in JobState:
         pipe.zrem(ctx.key("jobs", job.team, state.value), job.id)
     if job.rerender_of:
         pipe.srem(ctx.key("rerenders", job.rerender_of), job.id)
     pipe.eval(
-        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        _RELEASE,
         1,
         ctx.key("dedup", job.team, job.fingerprint),
         job.id,
     )
     pipe.execute()
     return removed
+
+
+def release_claim(ctx: ServiceContext, team: str, fingerprint: str, job_id: str) -> None:
+    """Drop the team's claim to render ``fingerprint`` if ``job_id`` holds it (a job never recorded)."""
+    ctx.redis.eval(_RELEASE, 1, ctx.key("dedup", team, fingerprint), job_id)
 
 
 def rerenders_of(ctx: ServiceContext, job_id: str) -> list[JobRecord]:

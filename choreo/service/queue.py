@@ -57,15 +57,14 @@ _PRIORITY_SEP = ":"
 
 
 def celery_config(settings: ServiceSettings) -> dict[str, Any]:
-    """Broker, results and delivery guarantees shared by the API and every worker."""
+    """Broker and delivery guarantees shared by the API and every worker (no result backend)."""
     return {
         "broker_url": settings.redis_url,
-        "result_backend": settings.redis_url,
+        # Nothing reads a task's return value (stages hand on through Redis and storage): with a
+        # result backend every task left a result in Redis for a day (the soak counted them).
+        "task_ignore_result": True,
         "task_serializer": "json",
-        "result_serializer": "json",
         "accept_content": ["json"],
-        "result_accept_content": ["json"],
-        "result_expires": 24 * 3600,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
@@ -89,7 +88,6 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
             "sep": _PRIORITY_SEP,
             "queue_order_strategy": "priority",
         },
-        "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
         "task_track_started": False,

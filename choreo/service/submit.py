@@ -21,7 +21,7 @@ from choreo.contracts.choices import AUTO
 from choreo.errors import ConflictError, NotFoundError, ParameterError
 from choreo.service.callbacks import CallbackError, CallbackRefused, check_target
 from choreo.service.context import ServiceContext
-from choreo.service.jobs import create_batch, create_job, get_job
+from choreo.service.jobs import create_batch, create_job, get_job, release_claim
 from choreo.service.libraries import ready_library
 from choreo.service.queue import enqueue_job
 from choreo.service.records import BatchRecord, JobOptions, JobRecord, TrackRecord, new_id
@@ -133,7 +133,12 @@ def _claim_or_create(
         fingerprint=fingerprint,
         rerender_of=rerender_of,
     )
-    return create_job(ctx, job), False
+    try:
+        return create_job(ctx, job), False
+    except Exception:
+        if not force:  # the claim goes with the job that was not recorded (storage away: a 503)
+            release_claim(ctx, track.team, fingerprint, job_id)
+        raise
 
 
 def _check_callback(ctx: ServiceContext, team: str, url: str) -> None:

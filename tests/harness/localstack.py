@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -281,6 +282,24 @@ class LocalStack:
                 self.resume(worker)
             time.sleep(0.005)
         raise ChoreoError(f"no worker held {stage} of {job_ids} within {timeout_s} s", code="timeout")
+
+    def message_holder(self, job_id: str) -> tuple[str, str] | None:
+        """The worker (its name here) holding a stage message of the job unacknowledged, and the
+        message's delivery tag, as that worker's heartbeat recorded it (:mod:`choreo.service.liveness`);
+        None while no worker is recorded holding one."""
+        r = self.ctx.redis
+        tags = set()
+        for tag, raw in r.hgetall("unacked").items():
+            body = json.loads(base64.b64decode(json.loads(raw)[0]["body"]))
+            if body[0] and body[0][0] == job_id:
+                tags.add(str(tag))
+        by_pid = {proc.pid: name for name, proc in self.processes.items() if proc.poll() is None}
+        for wid in map(str, r.hkeys(self.ctx.key("workers"))):
+            held = tags & set(r.smembers(self.ctx.key("holds", wid)))
+            name = by_pid.get(int(wid.rsplit(":", 1)[1]))
+            if held and name is not None:
+                return name, held.pop()
+        return None
 
     def pause(self, name: str) -> None:
         """Freeze a process's group (SIGSTOP): alive, holding its connections, doing nothing."""

@@ -4,9 +4,11 @@ Each test breaks one thing while short songs render: a worker SIGKILLed mid-stag
 (CPU, GPU) and restarted, or while another worker of its queue runs, a worker
 frozen (SIGSTOP) mid-stage, Redis killed and restarted, the S3 server stopped
 for 30 s, Redis emptied and rebuilt, a storage write failing once at each stage
-boundary. Each asserts that every job ended done (none stuck), storage and
-Redis agree, the BVH parses, one set of artifacts, and each job got exactly
-one callback.
+boundary, a worker SIGKILLed while it holds a message it has not leased (its
+heartbeat brings it back), and Redis (append-only, ``everysec``, as compose runs
+it) SIGKILLed while submissions go on (no acknowledged one may be lost). Each
+asserts that every job ended done (none stuck), storage and Redis agree, the
+BVH parses, one set of artifacts, and each job got exactly one callback.
 
 A worker is stopped mid-stage for certain, however short the stage (a 6 s
 song's generation takes under a second): :meth:`LocalStack.freeze_holder`
@@ -16,7 +18,6 @@ still holds it (a frozen worker cannot end its stage).
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import signal
@@ -391,21 +392,6 @@ def test_a_storage_write_failing_once_at_each_stage_boundary(
     faults.assert_all_done_once([job.id], callbacks=False)
 
 
-def _holders(faults: FaultStack) -> dict[str, set[str]]:
-    """Each worker's recorded messages (:mod:`choreo.service.liveness`): worker id -> delivery tags."""
-    ctx = faults.local.ctx
-    return {wid: ctx.redis.smembers(ctx.key("holds", wid)) for wid in ctx.redis.hkeys(ctx.key("workers"))}
-
-
-def _unacked_tag(faults: FaultStack, job_id: str) -> str | None:
-    """The delivery tag of the job's stage message that a worker received and has not acknowledged."""
-    for tag, raw in faults.local.ctx.redis.hgetall("unacked").items():
-        message = json.loads(raw)[0]
-        if json.loads(base64.b64decode(message["body"]))[0][0] == job_id:
-            return str(tag)
-    return None
-
-
 def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(faults: FaultStack) -> None:
     """A stage message with a 25 s countdown (what a retry is) sits in a worker, received and not
     leased; the worker is SIGKILLed. Its heartbeat lapses and the reaper puts the message back at
@@ -437,19 +423,14 @@ def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(fa
     epoch = queue_run(ctx, job.id, TASK_PREPARE)
     make_celery(ctx.settings).send_task(TASK_PREPARE, args=(job.id, epoch), queue="cpu", countdown=25)
     deadline = time.monotonic() + 20
-    while not (tag := _unacked_tag(faults, job.id)) or not (
-        held := [wid for wid, tags in _holders(faults).items() if tag in tags]
-    ):
+    while (held := faults.local.message_holder(job.id)) is None:
         assert time.monotonic() < deadline, "no worker recorded the message"
         time.sleep(0.05)
-    (dead,) = held
-    tags = {tag}
-    pid = int(dead.rsplit(":", 1)[1])
-    (name,) = [n for n, p in faults.local.processes.items() if p.pid == pid]
+    name, _ = held
     assert name.startswith("cpu-worker") and read_run(ctx, job.id).status == "queued"  # not leased
     killed = time.monotonic()
     faults.local.kill(name, signal.SIGKILL)
-    while not any(tags & t for wid, t in _holders(faults).items() if wid != dead):
+    while (held := faults.local.message_holder(job.id)) is None or held[0] == name:
         assert time.monotonic() - killed < VISIBILITY_TIMEOUT_S, "the message did not come back"
         time.sleep(0.05)
     recovered_s = time.monotonic() - killed
@@ -504,3 +485,33 @@ def test_a_sigkilled_append_only_redis_loses_no_acknowledged_submission(faults: 
     assert not missing, f"{len(missing)} of {len(acked)} acknowledged jobs lost: {missing}"
     assert len(acked) > before  # submissions were acknowledged after the restart too
     faults.assert_all_done_once(acked, timeout_s=300, callbacks=False)
+
+
+def test_a_submission_storage_refused_leaves_no_claim_behind(
+    faults: FaultStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A submission whose job record cannot be written (storage away) fails, and its claim on the
+    render goes with it: the soak found one such claim left in Redis for good per refused submit.
+    The same request made again is recorded and rendered."""
+    from choreo.errors import StorageError
+    from choreo.service.context import ServiceContext
+    from choreo.service.queue import make_celery
+    from choreo.service.records import JobOptions
+    from choreo.service.submit import submit_jobs
+
+    ctx = ServiceContext.from_settings(faults.local.ctx.settings)
+    (sha,) = faults.upload(1)
+    options = JobOptions(synth="blend", formats=["bvh"], seed=424242)
+    request = dict(team="faults", tracks=[sha], options=options, priority=5, callback_url=None, force=False)
+    celery = make_celery(ctx.settings)
+    monkeypatch.setattr(ctx.storage, "put_json", _failing_once(ctx.storage.put_json, 1, [0]))
+    with pytest.raises(StorageError):
+        submit_jobs(ctx, celery, **request)
+    assert not list(ctx.redis.scan_iter(match=ctx.key("dedup", "faults", "*"))) or all(
+        ctx.redis.get(key) and ctx.redis.exists(ctx.key("job", ctx.redis.get(key)))
+        for key in ctx.redis.scan_iter(match=ctx.key("dedup", "faults", "*"))
+    )
+    submitted = submit_jobs(ctx, celery, **request)
+    ((job, earlier),) = submitted.jobs
+    assert not earlier
+    faults.assert_all_done_once([job.id], callbacks=False)
