@@ -19,14 +19,11 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import redis
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -35,7 +32,8 @@ from choreo.service.jobs import create_job  # noqa: E402
 from choreo.service.queue import make_celery, queue_depths  # noqa: E402
 from choreo.service.rebuild import rebuild_index  # noqa: E402
 from choreo.service.records import JobOptions, JobRecord, JobState, new_id, now_s  # noqa: E402
-from tests.harness.localstack import LocalStack, free_ports  # noqa: E402
+from tests.harness.localstack import LocalStack  # noqa: E402
+from tests.harness.redis_server import RedisServer  # noqa: E402
 
 
 def _record(i: int, in_flight: bool) -> JobRecord:
@@ -69,24 +67,11 @@ def main() -> int:
     if shutil.which("redis-server") is None:
         raise SystemExit("redis-server is not installed")
     root = Path(tempfile.mkdtemp(prefix="choreo-rebuild-"))
-    (port,) = free_ports(1)
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = RedisServer(root / "redis", fsync=None)
+    server.start()
     load_before = os.getloadavg()[0]
     try:
-        url = f"redis://127.0.0.1:{port}/0"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                redis.Redis.from_url(url).ping()
-                break
-            except redis.RedisError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        url = server.url
         with LocalStack(root / "stack", url, cpu_workers=0) as stack:
             ctx = stack.ctx
             records = [_record(i, i < args.in_flight) for i in range(args.jobs)]
@@ -105,7 +90,6 @@ def main() -> int:
             memory_after = int(ctx.redis.info("memory")["used_memory"])
     finally:
         server.kill()
-        server.wait(timeout=10)
     result = {
         "what": "choreo.service.rebuild.rebuild_index (what `choreo admin rebuild-index` runs) after "
         "FLUSHDB, "

@@ -27,14 +27,12 @@ import platform
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import redis
 import soundfile as sf
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +46,8 @@ from choreo.service.leases import queue_run, read_run  # noqa: E402
 from choreo.service.queue import TASK_PERFORM, TASK_PREPARE, make_celery  # noqa: E402
 from choreo.service.records import JobOptions, JobRecord, new_id  # noqa: E402
 from choreo.service.tracks import get_track  # noqa: E402
-from tests.harness.localstack import LocalStack, free_ports  # noqa: E402
+from tests.harness.localstack import LocalStack  # noqa: E402
+from tests.harness.redis_server import RedisServer  # noqa: E402
 
 MUSIC = REPO.parent / "shared" / "data" / "music" / "gpl"
 
@@ -174,23 +173,10 @@ def main() -> int:
     missed = 0
     root = tempfile.mkdtemp(prefix="choreo-recovery-")
     print(f"stack logs in {root}/stack/logs", flush=True)
-    (port,) = free_ports(1)
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = RedisServer(Path(root) / "redis", fsync=None)
+    server.start()
     try:
-        url = f"redis://127.0.0.1:{port}/0"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                redis.Redis.from_url(url).ping()
-                break
-            except redis.RedisError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        url = server.url
         songs = iter(_cuts(min(6 * args.runs, 40), args.cut_s, Path(root)))
         with LocalStack(Path(root) / "stack", url, cpu_workers=2, env=env) as stack:
             stack.ensure_workers("gpu", 2)
@@ -214,7 +200,6 @@ def main() -> int:
                         print(json.dumps(row), flush=True)
     finally:
         server.kill()
-        server.wait(timeout=10)
     medians = {
         stage: {
             "runs": len(rows),

@@ -22,16 +22,20 @@ __all__ = ["RedisServer"]
 
 
 class RedisServer:
-    """One ``redis-server`` process with its data in ``folder``; ``url`` is its database 0."""
+    """One ``redis-server`` process with its data in ``folder``; ``url`` is its database 0.
 
-    def __init__(self, folder: Path, *, fsync: str = "everysec") -> None:
+    ``fsync`` is the append-only file's ``appendfsync``; ``None`` keeps no file (a bench's scratch Redis,
+    which nothing restarts)."""
+
+    def __init__(self, folder: Path, *, fsync: str | None = "everysec") -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.port,) = free_ports(1)
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.command = [
             "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-            "--appendonly", "yes", "--appendfsync", fsync, "--save", "",
+            "--save", "",
+            *(["--appendonly", "yes", "--appendfsync", fsync] if fsync else ["--appendonly", "no"]),
         ]  # fmt: skip
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -36,10 +36,14 @@ import soundfile as sf
 
 from choreo.motion.bvh_reader import read_bvh
 from choreo.service.callbacks import verify
+from choreo.service.context import ServiceContext
+from choreo.service.jobs import create_job
 from choreo.service.keys import create_key
 from choreo.service.leases import read_run
 from choreo.service.queue import TASK_FINISH, TASK_PERFORM, TASK_PREPARE
+from choreo.service.records import JobOptions, JobRecord, new_id
 from choreo.service.teams import rotate_callback_secret
+from choreo.service.tracks import get_track
 from tests.harness.localstack import LocalStack, free_ports
 from tests.service.helpers import MUSIC, SONGS, rebuild_index
 
@@ -339,6 +343,22 @@ def test_redis_emptied_and_rebuilt_with_jobs_in_flight(faults: FaultStack) -> No
     faults.assert_all_done_once(jobs)
 
 
+def _record_job(ctx: ServiceContext, sha: str) -> JobRecord:
+    """A job of team ``faults`` for the uploaded song ``sha``, recorded and not yet sent to a queue."""
+    track = get_track(ctx, "faults", sha)
+    options = JobOptions()
+    record = JobRecord(
+        id=new_id("job"),
+        team="faults",
+        track_sha256=sha,
+        track_ext=track.ext,
+        track_name=track.filename,
+        options=options,
+        fingerprint=options.fingerprint(sha),
+    )
+    return create_job(ctx, record)
+
+
 def _failing_once(write: Callable[..., None], nth: int, counter: list[int]) -> Callable[..., None]:
     def flaky(*args: object, **kwargs: object) -> None:
         counter[0] += 1
@@ -360,28 +380,11 @@ def test_a_storage_write_failing_once_at_each_stage_boundary(
     The job is recorded but not enqueued, so only these calls render it, and it
     has no callback (an eager task here must not publish anywhere).
     """
-    from choreo.service.context import ServiceContext
-    from choreo.service.jobs import create_job
-    from choreo.service.records import JobOptions, JobRecord, new_id
-    from choreo.service.tracks import get_track
     from worker import tasks
 
     ctx = ServiceContext.from_settings(faults.local.ctx.settings)
     (sha,) = faults.upload(1)
-    track = get_track(ctx, "faults", sha)
-    options = JobOptions()
-    job = create_job(
-        ctx,
-        JobRecord(
-            id=new_id("job"),
-            team="faults",
-            track_sha256=sha,
-            track_ext=track.ext,
-            track_name=track.filename,
-            options=options,
-            fingerprint=options.fingerprint(sha),
-        ),
-    )
+    job = _record_job(ctx, sha)
     counter = [0]
     monkeypatch.setattr(ctx.storage, "put_json", _failing_once(ctx.storage.put_json, nth, counter))
     monkeypatch.setattr(ctx.storage, "upload_file", _failing_once(ctx.storage.upload_file, nth, counter))
@@ -397,29 +400,13 @@ def test_a_message_a_sigkilled_worker_held_unleased_comes_back_within_seconds(fa
     leased; the worker is SIGKILLed. Its heartbeat lapses and the reaper puts the message back at
     the head of its queue, where the other CPU worker takes it: within a lease TTL and a sweep, not
     the broker's 60 s visibility timeout. The job then ends done, once."""
-    from choreo.service.jobs import create_job
     from choreo.service.leases import queue_run
     from choreo.service.queue import make_celery
-    from choreo.service.records import JobOptions, JobRecord, new_id
-    from choreo.service.tracks import get_track
 
     faults.local.ensure_workers("cpu", 2)
     ctx = faults.local.ctx
     (sha,) = faults.upload(1)
-    track = get_track(ctx, "faults", sha)
-    options = JobOptions()
-    job = create_job(
-        ctx,
-        JobRecord(
-            id=new_id("job"),
-            team="faults",
-            track_sha256=sha,
-            track_ext=track.ext,
-            track_name=track.filename,
-            options=options,
-            fingerprint=options.fingerprint(sha),
-        ),
-    )
+    job = _record_job(ctx, sha)
     epoch = queue_run(ctx, job.id, TASK_PREPARE)
     make_celery(ctx.settings).send_task(TASK_PREPARE, args=(job.id, epoch), queue="cpu", countdown=25)
     deadline = time.monotonic() + 20
@@ -494,7 +481,6 @@ def test_a_submission_storage_refused_leaves_no_claim_behind(
     render goes with it: the soak found one such claim left in Redis for good per refused submit.
     The same request made again is recorded and rendered."""
     from choreo.errors import StorageError
-    from choreo.service.context import ServiceContext
     from choreo.service.queue import make_celery
     from choreo.service.records import JobOptions
     from choreo.service.submit import submit_jobs
