@@ -257,6 +257,7 @@ async function play(job, what = '') {
   }
   audio().pause();
   cueSheet.set(job.summary?.routine ?? null, job.summary?.tempo_bpm ?? 0);
+  timeline.setCues(job.summary?.routine?.cues ?? null);
   player.setLoop(null);
   $('loop-bar').setAttribute('aria-pressed', 'false');
   $('player-section').scrollIntoView({ behavior: 'smooth' });
@@ -280,7 +281,7 @@ async function play(job, what = '') {
 }
 
 // Handles for people debugging the page and for the browser tests, read-only: the two clocks, the
-// timeline's window, the followed point and where the figure was last drawn in the picture.
+// timeline's window and its cue bands (pixels), the followed point and where the figure was last drawn in the picture.
 window.choreoStudio = {
   get danceTime() { return player?.danceTime ?? null; },
   get audioTime() { return audio().currentTime; },
@@ -288,6 +289,7 @@ window.choreoStudio = {
   get countingIn() { return cueSheet?.countingIn ?? false; },
   get loop() { return player?.loop ?? null; },
   get timelineWindow() { return timeline?.window ?? null; },
+  get cueBands() { return timeline?.cueBands ?? []; },
   get followPoint() { return player ? player.look.toArray() : null; },
   figureBox() { return player?.figureBox() ?? null; },
 };

@@ -3,7 +3,9 @@
 // under the play head stays readable at any song length (eight bars are shown at first). Above
 // it, the whole song in a thin strip with the window marked: click or drag there to move the window.
 // Click or drag the timeline to scrub; arrow keys step a beat, + and - zoom, 0 shows the whole song;
-// the mouse wheel zooms about the pointer (with shift, or sideways, it pans).
+// the mouse wheel zooms about the pointer (with shift, or sideways, it pans). A workout's cue sheet
+// is drawn in a lane under the beats: one band per 8-count, labelled with the move and its side,
+// coloured by the move (the same move, the same colour) and as tall as its intensity level.
 
 const MIN_SPAN_S = 2;
 const DEFAULT_BARS = 8;
@@ -12,6 +14,13 @@ const COLOURS = {
   phrase: ['rgba(191,135,0,0.22)', 'rgba(191,135,0,0.10)'], phraseEdge: '#bf8700',
   loop: 'rgba(9,105,218,0.30)', loopEdge: '#0969da',
 };
+const CUE_LANE_PX = 24; // the cue lane's height, added under the marks when there is a cue sheet
+const CUE_HEIGHT = { light: 0.4, moderate: 0.7, vigorous: 1 }; // a band's share of the lane, by level
+
+/** The move's colour: hues spread by the golden angle, so neighbouring moves differ. */
+function moveColour(move) {
+  return `hsl(${Math.round((move * 137.508) % 360)}, 62%, 58%)`;
+}
 
 function clock(t) {
   const m = Math.floor(t / 60);
@@ -29,6 +38,9 @@ export class Timeline {
     this.overview = overview;
     this.audio = audio;
     this.data = { duration_s: 0, beat_times: [], bar_times: [], phrases: [] };
+    this.cues = []; // the workout's 8-counts (a summary's routine cues with index > 0)
+    this.cueBands = []; // the bands last drawn, for the page's handles
+    this.marksHeight = canvas.height;
     this.start = 0; // the window: [start, start + span) seconds
     this.span = 0;
     this.follow = true; // the window turns its page when the play head leaves it
@@ -92,6 +104,15 @@ export class Timeline {
     this.data = data;
     this.follow = true;
     this.setWindow(0, DEFAULT_BARS * this.barLength());
+  }
+
+  /** A workout's cue sheet (a summary's ``routine.cues``), or none for a plain dance: no lane. */
+  setCues(cues) {
+    this.cues = (cues ?? []).filter((c) => c.index > 0);
+    this.cueBands = [];
+    const h = this.marksHeight + (this.cues.length ? CUE_LANE_PX : 0);
+    this.canvas.height = h;
+    this.canvas.style.height = `${h}px`;
   }
 
   /** Show [start, start + span) seconds, kept inside the song. */
@@ -170,7 +191,8 @@ export class Timeline {
   }
 
   drawWindow(t, loop) {
-    const { g, w, h } = this.surface(this.canvas);
+    const { g, w, h: whole } = this.surface(this.canvas);
+    const h = this.marksHeight;
     const { start, span } = this;
     const x = (s) => (span ? ((s - start) / span) * w : 0);
     const visible = (s) => s >= start - 1e-6 && s <= start + span + 1e-6;
@@ -192,14 +214,15 @@ export class Timeline {
         g.fillText(p.label.slice(0, Math.floor((x1 - x0 - 8) / 6)), x0 + 4, h - 13);
       }
     });
+    this.drawCues(g, x, w, h, whole - h);
     if (loop) {
       const x0 = x(loop.start);
       const x1 = x(loop.end);
       g.fillStyle = COLOURS.loop;
-      g.fillRect(x0, 0, x1 - x0, h);
+      g.fillRect(x0, 0, x1 - x0, whole);
       g.fillStyle = COLOURS.loopEdge;
-      g.fillRect(x0 - 1, 0, 2, h);
-      g.fillRect(x1 - 1, 0, 2, h);
+      g.fillRect(x0 - 1, 0, 2, whole);
+      g.fillRect(x1 - 1, 0, 2, whole);
       if (x1 - x0 > 60) g.fillText('loop', x0 + 26, top + 4);
     }
     const beatPx = (this.beatLength() / span) * w;
@@ -223,7 +246,32 @@ export class Timeline {
     }
     if (visible(t)) {
       g.fillStyle = COLOURS.head;
-      g.fillRect(x(t) - 1, 0, 3, h);
+      g.fillRect(x(t) - 1, 0, 3, whole);
+    }
+  }
+
+  /** The cue lane, ``lane`` pixels tall from ``top``: the 8-counts in the window, each a band. */
+  drawCues(g, x, w, top, lane) {
+    this.cueBands = [];
+    if (!this.cues.length) return;
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, top, w, lane);
+    for (const c of this.cues) {
+      if (c.end_s <= this.start || c.start_s >= this.start + this.span) continue;
+      const x0 = Math.max(0, x(c.start_s));
+      const x1 = Math.min(w, x(c.end_s));
+      const tall = Math.round((lane - 2) * (CUE_HEIGHT[c.level] ?? 0.4));
+      const colour = moveColour(c.move);
+      g.fillStyle = colour;
+      g.fillRect(x0, top + lane - tall, Math.max(1, x1 - x0 - 1), tall);
+      const label = `${c.name} ${c.side === 'left' ? 'L' : 'R'}`;
+      const fits = Math.floor((x1 - x0 - 6) / 6);
+      if (fits >= 3) {
+        g.fillStyle = '#24292f';
+        g.fillText(label.slice(0, fits), x0 + 3, top + lane - 13);
+      }
+      this.cueBands.push({ index: c.index, name: c.name, side: c.side, level: c.level, colour,
+        x0, x1, top: top + lane - tall, height: tall });
     }
   }
 
