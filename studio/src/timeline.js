@@ -5,7 +5,7 @@
 // Click or drag the timeline to scrub; arrow keys step a beat, + and - zoom, 0 shows the whole song;
 // the mouse wheel zooms about the pointer (with shift, or sideways, it pans). A workout's cue sheet
 // is drawn in a lane under the beats: one band per 8-count, labelled with the move and its side,
-// coloured by the move (the same move, the same colour) and as tall as its intensity level.
+// coloured by the move (the same move, the same colour) and as tall as its intensity (MET).
 
 const MIN_SPAN_S = 2;
 const DEFAULT_BARS = 8;
@@ -15,7 +15,7 @@ const COLOURS = {
   loop: 'rgba(9,105,218,0.30)', loopEdge: '#0969da',
 };
 const CUE_LANE_PX = 24; // the cue lane's height, added under the marks when there is a cue sheet
-const CUE_HEIGHT = { light: 0.4, moderate: 0.7, vigorous: 1 }; // a band's share of the lane, by level
+const CUE_FULL_MET = 9; // a band's height is its MET's share of this (vigorous is over 6), at least a quarter
 
 /** The move's colour: hues spread by the golden angle, so neighbouring moves differ. */
 function moveColour(move) {
@@ -260,7 +260,7 @@ export class Timeline {
       if (c.end_s <= this.start || c.start_s >= this.start + this.span) continue;
       const x0 = Math.max(0, x(c.start_s));
       const x1 = Math.min(w, x(c.end_s));
-      const tall = Math.round((lane - 2) * (CUE_HEIGHT[c.level] ?? 0.4));
+      const tall = Math.round((lane - 2) * Math.min(1, Math.max(0.25, c.met / CUE_FULL_MET)));
       const colour = moveColour(c.move);
       g.fillStyle = colour;
       g.fillRect(x0, top + lane - tall, Math.max(1, x1 - x0 - 1), tall);
@@ -270,7 +270,7 @@ export class Timeline {
         g.fillStyle = '#24292f';
         g.fillText(label.slice(0, fits), x0 + 3, top + lane - 13);
       }
-      this.cueBands.push({ index: c.index, name: c.name, side: c.side, level: c.level, colour,
+      this.cueBands.push({ index: c.index, name: c.name, side: c.side, met: c.met, colour,
         x0, x1, top: top + lane - tall, height: tall });
     }
   }

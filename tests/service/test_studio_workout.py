@@ -127,9 +127,9 @@ def test_the_timeline_draws_one_band_per_8_count_and_a_plain_dance_none(
             assert pixel != "255,255,255,255", cue  # painted, not the lane's white
             assert colour_of_move.setdefault(cue["move"], pixel) == pixel, cue
         assert len(set(colour_of_move.values())) == len(colour_of_move)  # one colour per move
-        tall = {b["level"]: b["height"] for b in bands}
-        if {"light", "vigorous"} <= tall.keys():
-            assert tall["vigorous"] > tall["light"]
+        by_met = sorted(bands, key=lambda b: b["met"])  # the harder the 8-count, the taller its band
+        assert all(a["height"] <= b["height"] for a, b in zip(by_met, by_met[1:], strict=False))
+        assert by_met[-1]["height"] > by_met[0]["height"], [b["met"] for b in by_met]
         shot = tmp_path_factory.mktemp("cues") / "studio-cues-timeline.png"
         page.locator("#timeline-box").screenshot(path=str(shot))
         page.click("#zoom-in")
