@@ -76,6 +76,11 @@ class RoutineSheet(BaseModel):
     kcal_total: float
     intensity_level: str
     correlation_to_target: float = Field(description="Per 8-count motion energy against the target.")
+    met_rms_error_to_target: float | None = Field(
+        default=None,
+        description="Root mean square of the 8-counts' MET against their target's (the plan's target "
+        "energy through the calibration): the measure that still says something where the target is flat.",
+    )
     safety: dict[str, int] = Field(description="Frames of the finished motion that break each rule.")
     excluded: dict[str, int] = Field(description="Library phrases left out, by reason.")
     cues: list[CueLine]

@@ -35,16 +35,32 @@ from choreo.contracts.plan import Plan
 from choreo.contracts.routine import Cue, WorkoutPlan
 from choreo.errors import ParameterError
 from choreo.workout.curves import target_intensity
-from choreo.workout.moves import move_name
+from choreo.workout.moves import distinguish, move_name, phrase_features
 from choreo.workout.safety import screen_phrases
 
-__all__ = ["BLOCK", "ENERGY_WEIGHT", "MIN_STYLE_MOVES", "MOVE_BEATS", "plan_workout"]
+__all__ = [
+    "BLOCK",
+    "ENERGY_RANGE",
+    "ENERGY_TOLERANCE",
+    "ENERGY_WEIGHT",
+    "FRESH_TOLERANCE",
+    "MIN_STYLE_MOVES",
+    "MOVE_BEATS",
+    "plan_workout",
+]
 
 MOVE_BEATS = 8
 MIN_STYLE_MOVES = 12
 """A style with fewer safe 8-beat moves than this gives way to the style with the most."""
 ENERGY_WEIGHT = 40.0
-"""How much a move missing its block's target energy (by the pool's 5-95% range) costs against the rest."""
+"""How much a move missing its block's target energy (by the pool's range) costs against the rest."""
+ENERGY_TOLERANCE = 0.08
+"""A move whose danced energy is this close to the target's (a share of the pool's range) fits it."""
+FRESH_TOLERANCE = 0.25
+"""A move not taught yet this close is taken before a taught one is taught again (a routine needs
+new moves: at least 6 in 3 minutes)."""
+ENERGY_RANGE = (10.0, 90.0)
+"""The percentiles of the moves' danced energy that intensity 0 and 1 aim at."""
 BLOCK = 4
 """8-counts per block: a move twice on each side, or two moves in turn on each side."""
 
@@ -122,13 +138,14 @@ class _Chooser:
         moves = safe[library.phrase_beats[safe] == MOVE_BEATS]
         stretch = count_s / library.phrase_duration_s[moves]
         fits = (stretch >= MIN_STRETCH) & (stretch <= MAX_STRETCH)
-        energy = self.danced_energy(moves[fits] if fits.any() else moves, count_s)
-        bounds = np.percentile(energy, [5, 95]) if safe.size else np.array([0.0, 1.0])
+        energy = self.danced_energy(moves[fits] if fits.sum() >= MIN_STYLE_MOVES else moves, count_s)
+        bounds = np.percentile(energy, ENERGY_RANGE) if safe.size else np.array([0.0, 1.0])
         self.e_lo, self.e_hi = float(bounds[0]), float(bounds[1])
         self.used_seconds: set[int] = set()
         self.rounds = 0
         """Times every safe move had been taught and the routine began teaching them again."""
         self.used_names: Counter[str] = Counter()
+        self.taught: list[int] = []
         self.names = {p: move_name(library, p) for p in safe.tolist()}
         first, last = library.phrase_seconds
         self.seconds = [set(range(int(a), int(b) + 1)) for a, b in zip(first, last, strict=True)]
@@ -145,23 +162,40 @@ class _Chooser:
     def pick(
         self, target: float, duration_s: float, *, beats: int | None, after: int | None, fresh: bool
     ) -> int:
+        """The phrase to dance at ``target`` over ``duration_s``: energy first, then the other costs.
+
+        A taught move (``fresh``) comes from the first of these that is not empty: the moves not
+        taught yet whose danced energy is within :data:`ENERGY_TOLERANCE` of the target's, those
+        within :data:`FRESH_TOLERANCE`, the moves taught before (not the last two, nor their mirror
+        images) within :data:`ENERGY_TOLERANCE`, then every move not taught yet. Within it, missing
+        the target costs :data:`ENERGY_WEIGHT` against the rest.
+        """
         lib = self.lib
         pool = self.safe if beats is None else self.safe[lib.phrase_beats[self.safe] == beats]
-        if fresh:
-            unused = np.array(
-                [p for p in pool.tolist() if not self.seconds[p] & self.used_seconds], dtype=int
-            )
-            if unused.size == 0 and pool.size:  # every safe move taught already: teach them again
-                self.used_seconds.clear()
-                self.rounds += 1
-                unused = pool
-            pool = unused
         if pool.size == 0:
             raise ParameterError(
                 "the library has too few phrases that pass the workout's rules for this song"
             )
         scale = max(self.e_hi - self.e_lo, 1e-9)
-        cost = ENERGY_WEIGHT * ((self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale) ** 2
+        miss = np.abs(self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale
+        if fresh:
+            unused = np.array([not self.seconds[p] & self.used_seconds for p in pool.tolist()])
+            if not unused.any():  # every safe move taught already: teach them again
+                self.used_seconds.clear()
+                self.rounds += 1
+                unused[:] = True
+            taught = {q for p in self.taught[:-2] for q in (p, int(lib.mirror_phrase[p]))}
+            taught -= {q for p in self.taught[-2:] for q in (p, int(lib.mirror_phrase[p]))}
+            near = miss <= ENERGY_TOLERANCE
+            tiers = (
+                near & unused,
+                (miss <= FRESH_TOLERANCE) & unused,
+                near & np.isin(pool, list(taught)),
+                unused,
+            )
+            keep = next(tier for tier in tiers if tier.any())
+            pool, miss = pool[keep], miss[keep]
+        cost = ENERGY_WEIGHT * miss**2
         stretch = duration_s / lib.phrase_duration_s[pool]
         cost += (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
         cost += 4.0 * ((stretch < MIN_STRETCH) | (stretch > MAX_STRETCH))
@@ -177,16 +211,13 @@ class _Chooser:
             )
             cost += 0.5 * np.where(np.isfinite(into), into, 50.0)
         if fresh:
-            cost += (
-                1.5 * np.array([self.used_names[move_name(lib, p)] for p in pool.tolist()])
-                if pool.size < 400
-                else 0
-            )
+            cost += 1.5 * np.array([self.used_names[self.names[p]] for p in pool.tolist()])
         cost += 0.3 * self.rng.random(pool.size)
         chosen = int(pool[int(np.argmin(cost))])
         if fresh:
             self.used_seconds |= self.seconds[chosen]
             self.used_names[self.names[chosen]] += 1
+            self.taught.append(chosen)
         return chosen
 
 
@@ -285,10 +316,10 @@ def plan_workout(
             )
             if kind == "combine" and len(taught) >= 2:
                 a, b = taught[-2], taught[-1]
-                e = chooser.danced_energy(np.array([a, b]), span).mean()
-                if abs(e - chooser.energy_for(float(block_targets.mean()))) > 0.35 * (
-                    chooser.e_hi - chooser.e_lo
-                ):
+                e = chooser.danced_energy(np.array([a, b]), span)
+                if np.abs(
+                    e - chooser.energy_for(float(block_targets.mean()))
+                ).max() > 2 * ENERGY_TOLERANCE * (chooser.e_hi - chooser.e_lo):
                     kind = "teach"
             else:
                 kind = "teach"
@@ -348,6 +379,7 @@ def plan_workout(
         cues=cues,
         excluded=dict(counts),
         excluded_phrases=listed,
+        target_energy_m2_s2=(round(chooser.e_lo, 4), round(chooser.e_hi, 4)),
     )
     return replace(plan, notes=(*plan.notes, note), routine=workout)
 
@@ -356,13 +388,18 @@ def _cue_sheet(library: PhraseLibrary, plan: Plan, parts: list[tuple]) -> tuple[
     """One cue per segment: the move's number and name, side, repeat, the count the next move starts."""
     numbers: dict[int, int] = {}
     names: dict[int, str] = {}
-    seen_names: Counter[str] = Counter()
+    alike: dict[str, list[dict[str, float]]] = {}  # a name's moves so far, by their features
     for _, move, _, kind, _ in parts:
         if kind != "free" and move not in numbers:
             numbers[move] = len(numbers) + 1
+            features = phrase_features(library, move)
             name = move_name(library, move)
-            seen_names[name] += 1
-            names[move] = name if seen_names[name] == 1 else f"{name} ({seen_names[name]})"
+            if name in alike:
+                qualified = f"{name}, {distinguish(features, alike[name])}"
+                taken = set(names.values())
+                name = qualified if qualified not in taken else f"{qualified} {numbers[move]}"
+            alike.setdefault(move_name(library, move), []).append(features)
+            names[move] = name
     count_at = [8 * index + 1 if index >= 0 else None for index, *_ in parts]
     cues = []
     repeat = 0
