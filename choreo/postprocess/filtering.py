@@ -185,7 +185,7 @@ def _butter_sos(order: int, normalized_cutoff: float) -> np.ndarray:
     """The low-pass's second-order sections, designed once per order and cut-off (the design costs
     more than filtering a short signal, and the foot locks filter at the same cut-off several times).
     Shared between calls: not to be written to."""
-    return butter(order, normalized_cutoff, btype="lowpass", output="sos")  # type: ignore[no-any-return]
+    return butter(order, normalized_cutoff, btype="lowpass", output="sos")
 
 
 def _zero_phase_lowpass(signal: np.ndarray, cutoff_hz: float, fps: float, order: int) -> np.ndarray:
