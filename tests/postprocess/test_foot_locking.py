@@ -12,9 +12,8 @@ from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.motion.contacts import sole_clearance_m
 from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.foot_locking import MAX_PELVIS_DROP_M, SWING_CLEARANCE_M, lock_feet
-from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit
 from choreo.postprocess.ground import sole_heights_m
-from choreo.postprocess.joint_limits import count_limit_violations
+from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, count_limit_violations
 
 ANKLES = [SMPL.index("left_ankle"), SMPL.index("right_ankle")]
 
