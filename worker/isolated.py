@@ -3,8 +3,9 @@
 A song can make its decoder hang: a crafted file, an ``ffmpeg`` that stalls. A
 threads pool, which every worker we ship runs (:mod:`worker.app`), cannot stop
 a hung thread, which would hold its slot for good. So :func:`run_isolated` runs
-the work in a child forked from a forkserver whose modules are preloaded (a fork costs milliseconds, not the
-seconds of importing the pipeline), in a process group of its own; past its
+the work in a child forked from a forkserver whose modules are preloaded and whose caches one analysis
+has filled (:data:`PRELOAD`: a fork costs milliseconds, not the seconds of importing the pipeline, and
+the child does not redo a first analysis's set-up), in a process group of its own; past its
 deadline the whole group (the child and any ``ffmpeg`` it started) is SIGKILLed
 and the caller gets a ``timeout`` error. A child that
 dies (a decoder that crashes) fails the call instead of the worker.
@@ -25,12 +26,16 @@ from typing import Any, TypeVar
 
 from choreo.errors import ChoreoError
 
-__all__ = ["run_isolated", "start_forkserver"]
+__all__ = ["PRELOAD", "run_isolated", "start_forkserver"]
 
 T = TypeVar("T")
 
+PRELOAD = ["choreo.pipeline", "worker.isolated", "worker.warm_decode"]
+"""What the forkserver imports before it forks: the pipeline, this module's child, and the warm-up
+(:mod:`worker.warm_decode`: one analysis, so that each child starts with its caches filled)."""
+
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["choreo.pipeline", "worker.isolated"])
+_CONTEXT.set_forkserver_preload(PRELOAD)
 
 
 def start_forkserver() -> None:

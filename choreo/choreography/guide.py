@@ -9,6 +9,7 @@ velocity is hidden by inertialization (:mod:`choreo.choreography.inertialize`),
 and a foot on the ground on both sides of a junction is held where it stood
 by leg IK while the new phrase keeps it down (within the inertialization window).
 The first phrase starts at the centre of the floor facing the audience (+Z).
+Over the plan's breaks the dancer holds still (:mod:`choreo.choreography.holds`).
 
 Besides the poses the guide gives, per frame, the seconds since the previous
 junction and until the next one (``junction``), which a synthesizer that
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from choreo.choreography.holds import hold_breaks
 from choreo.choreography.inertialize import hold_planted_feet, inertialize, planted_weights
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
@@ -186,6 +188,8 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         prev_feet = feet[-1]
         pos_end = seg_root[-1, [0, 2]].copy()
         yaw_end = float(library.key_heading[end_key]) + turn
+    if plan.breaks_s:
+        quats, root = hold_breaks(quats, root, np.asarray(plan.breaks_s), fps)
     joined = hold_planted_feet(Motion(fps=fps, root_translation=root, rotations=quat_to_aa(quats)), holds)
     poses = np.concatenate([joined.rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
     return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps)

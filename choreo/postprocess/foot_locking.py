@@ -20,6 +20,7 @@ clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,11 +29,16 @@ from choreo.errors import ParameterError
 from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_slerp, quat_to_mat
 from choreo.motion.skeleton import Skeleton
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
-from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
+from choreo.postprocess.joint_limits import (
+    SMPL_JOINT_LIMITS,
+    JointLimit,
+    clamp_joint_limits,
+    limit_violation_mask,
+)
 
 __all__ = [
     "EASE_S",
@@ -63,6 +69,8 @@ SWING_CLEARANCE_M = 0.04
 """How high a swinging foot's lowest sole is lifted, at least (for the SMPL body)."""
 
 _TOE_NAMES = ("left_foot", "right_foot")
+_SIDES = ("left", "right")
+_FLAT_SHARES = np.linspace(1.0, 0.0, 3)
 _FLOOR_ROUNDS = 2
 _LEG_JOINTS = frozenset(
     f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
@@ -106,45 +114,43 @@ def lock_feet(
     positions, world = leg_kinematics(motion)
     ankles = positions[:, ANKLE_COLUMNS]
     own = world[:, ANKLE_COLUMNS]
-    flat = _flat(own)
     ease = max(1, int(round(EASE_S * motion.fps)))
 
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    flat_to = own.copy()  # the flat rotation each held heel turns towards, by flat_share
-    flat_share = np.zeros((n, 2))
+    orientations = own.copy()  # the world rotation each ankle turns towards, by its weight
+    limits = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
         toes = ankles[:, leg] + own[:, leg] @ toe_offsets[leg]
-        for start, stop in _runs(heel | toe):
-            frames = np.arange(start, stop)
-            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))
-            if heel[start:stop].any():  # the heel is held, the foot turned flat at its touch-down heading
+        runs = _runs(heel | toe)
+        on_heel = [bool(heel[start:stop].any()) for start, stop in runs]
+        held = iter(
+            _held_rotations(
+                limits, skeleton, leg, [run for run, h in zip(runs, on_heel, strict=True) if h], own, world
+            )
+        )
+        for (start, stop), heel_down in zip(runs, on_heel, strict=True):
+            # Reached over the frames before touch-down, on the floor to lift-off, let go of after.
+            frames = np.arange(max(0, start - ease), min(n, stop + ease))
+            share = _smoothstep(
+                np.clip(np.minimum(frames - start + ease + 1, stop + ease - frames) / (ease + 1), 0.0, 1.0)
+            )
+            if heel_down:  # the heel is held, the foot as flat as its ankle lets it be
                 target = np.broadcast_to(ankles[start, leg], (frames.size, 3)).copy()
-                own_y = ankles[frames, leg, UP_AXIS]
-                target[:, UP_AXIS] = own_y + settle * (clearance[leg, 0] - own_y)
-                flat_to[frames, leg] = flat[start, leg]
-                flat_share[frames, leg] = settle
+                target[:, UP_AXIS] = clearance[leg, 0]
+                turn_to = np.broadcast_to(next(held), (frames.size, 3, 3))
             else:  # on tiptoe: the toe is held, the foot keeps its own tilt
-                toe_at = np.broadcast_to(toes[start], (frames.size, 3)).copy()
-                own_y = toes[frames, UP_AXIS]
-                toe_at[:, UP_AXIS] = own_y + settle * (clearance[leg, 1] - own_y)
+                toe_at = toes[start].copy()
+                toe_at[UP_AXIS] = clearance[leg, 1]
                 target = toe_at - own[frames, leg] @ toe_offsets[leg]
-                flat_share[frames, leg] = 0.0
-            targets[frames, leg] = target
-            weights[frames, leg] = 1.0
-            after = np.arange(stop, min(n, stop + ease))
-            fade = _smoothstep(1.0 - (after - stop + 1) / (ease + 1))
-            later = fade > weights[after, leg]
-            after, fade = after[later], fade[later]
-            targets[after, leg] = target[-1]
-            weights[after, leg] = fade
-            flat_to[after, leg] = flat_to[stop - 1, leg]
-            flat_share[after, leg] = flat_share[stop - 1, leg]
-    orientations = _slerp(own.reshape(-1, 3, 3), flat_to.reshape(-1, 3, 3), flat_share.reshape(-1)).reshape(
-        n, 2, 3, 3
-    )
+                turn_to = own[frames, leg]
+            stronger = share > weights[frames, leg]  # where two locks of one foot overlap, the nearer
+            frames, share = frames[stronger], share[stronger]
+            targets[frames, leg] = target[stronger]
+            weights[frames, leg] = share
+            orientations[frames, leg] = turn_to[stronger]
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
@@ -229,6 +235,54 @@ def _flat(rotations: np.ndarray) -> np.ndarray:
     axis = np.zeros((*yaw.shape, 3))
     axis[..., UP_AXIS] = yaw
     return aa_to_mat(axis.reshape(-1, 3)).reshape(*yaw.shape, 3, 3)
+
+
+def _held_rotations(
+    limits: Mapping[str, JointLimit],
+    skeleton: Skeleton,
+    leg: int,
+    runs: list[tuple[int, int]],
+    own: np.ndarray,
+    world: np.ndarray,
+) -> np.ndarray:
+    """The world rotation a held heel's foot keeps for the whole of each contact ``runs``, ``[runs, 3, 3]``.
+
+    The touch-down rotation (``own [frames, 2, 3, 3]``, the ankles' world
+    rotations) turned flat with its heading kept, as far as the ankle's swing
+    limits allow against the contact's knee rotations (``world``, of
+    :func:`~choreo.motion.leg_ik.leg_kinematics`): of the shares of flatness in
+    :data:`_FLAT_SHARES`, the one that leaves the fewest frames beyond the
+    limits, the flattest at a tie. A foot turned flatter than its ankle bends
+    is turned back by the joint-limit clamp while it is held, and its toe then
+    sweeps along the floor: in modern's kneels and lunges that was most of the
+    skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
+    and is not counted.
+    """
+    count = _FLAT_SHARES.size
+    if not runs:
+        return np.zeros((0, 3, 3))
+    touch_down = own[[start for start, _ in runs], leg]  # [runs, 3, 3]
+    candidates = _slerp(
+        np.repeat(touch_down, count, axis=0),
+        np.repeat(_flat(touch_down), count, axis=0),
+        np.tile(_FLAT_SHARES, len(runs)),
+    ).reshape(len(runs), count, 3, 3)
+    name = f"{_SIDES[leg]}_ankle"
+    if name not in limits:
+        return candidates[:, 0]
+    frames = np.concatenate([np.arange(start, stop) for start, stop in runs])
+    run_of = np.repeat(np.arange(len(runs)), [stop - start for start, stop in runs])
+    knees = world[frames, 4 * leg + 2]  # [contact frames, 3, 3]
+    local = np.swapaxes(knees, 1, 2)[:, None] @ candidates[run_of]  # [contact frames, candidates, 3, 3]
+    ankle = skeleton.index(name)
+    rotations = np.zeros((local.shape[0] * count, skeleton.n_joints, 3))
+    rotations[:, ankle] = mat_to_aa(local.reshape(-1, 3, 3))
+    probe = Motion(1.0, np.zeros((rotations.shape[0], 3)), rotations, skeleton)
+    swing_only = {name: replace(limits[name], twist_min_rad=-np.pi, twist_max_rad=np.pi)}
+    outside = limit_violation_mask(probe, limits=swing_only)[:, ankle].reshape(-1, count)
+    per_run = np.zeros((len(runs), count))
+    np.add.at(per_run, run_of, outside)
+    return candidates[np.arange(len(runs)), np.argmin(per_run, axis=1)]
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:

@@ -58,6 +58,7 @@ __all__ = [
     "new_epoch",
     "queue_run",
     "read_run",
+    "start_run",
     "take",
     "unlist",
     "waiting_since",
@@ -135,6 +136,16 @@ redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
 return epoch
 """
+)
+
+_START = (
+    _QUEUED_NOW
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local raw = redis.call('GET', KEYS[6])
+if not raw or cjson.decode(raw)['state'] ~= 'queued' then return false end
+"""
+    + _QUEUE.removeprefix(_QUEUED_NOW)
 )
 
 _CLAIM_LOST = """
@@ -237,6 +248,20 @@ def queue_run(ctx: ServiceContext, job_id: str, stage: str) -> int:
     """
     keys = [*_keys(ctx, job_id), ctx.key("epoch")]
     return int(cast(int, ctx.redis.eval(_QUEUE, 5, *keys, stage, job_id, RUN_TTL_S)))
+
+
+def start_run(ctx: ServiceContext, job_id: str, stage: str) -> int | None:
+    """Queue ``stage`` as the job's first run, as :func:`queue_run` does, unless it was ever started.
+
+    The job was never started when its index entry says ``queued`` and it has no run record: a
+    job just recorded, or one a submission recorded before it was refused (storage or Redis away
+    mid-album), which the submission made again finds through its dedup claim. One script, so of
+    any number of submissions that find the job at once one starts it. Returns the epoch to send
+    the stage with, or None when the job was started before (or has ended, or is not indexed).
+    """
+    keys = [*_keys(ctx, job_id), ctx.key("epoch"), ctx.key("job", job_id)]
+    epoch = ctx.redis.eval(_START, 6, *keys, stage, job_id, RUN_TTL_S)
+    return None if epoch is None else int(cast(int, epoch))
 
 
 class Lease:

@@ -20,7 +20,7 @@ from celery import Celery
 
 from choreo.contracts.choices import Synth
 from choreo.service.context import ServiceContext
-from choreo.service.leases import queue_run
+from choreo.service.leases import queue_run, start_run
 from choreo.service.records import JobRecord
 from choreo.service.settings import ServiceSettings
 
@@ -39,6 +39,7 @@ __all__ = [
     "celery_config",
     "enqueue_callback",
     "enqueue_job",
+    "enqueue_unsent",
     "make_celery",
     "queue_depths",
     "send_stage",
@@ -152,6 +153,19 @@ def enqueue_job(ctx: ServiceContext, app: Celery, job: JobRecord, *, first_stage
     """
     epoch = queue_run(ctx, job.id, first_stage)
     send_stage(app, job, first_stage, epoch)
+    return epoch
+
+
+def enqueue_unsent(ctx: ServiceContext, app: Celery, job: JobRecord) -> int | None:
+    """Send the job's first stage unless it was ever sent (:func:`choreo.service.leases.start_run`).
+
+    What a submission calls for each of its jobs, new or found by dedup: a job an earlier
+    submission recorded and could not send (refused with a 503 after it) is sent now, and one
+    already sent is left alone. Returns the epoch sent with, or None when nothing was sent.
+    """
+    epoch = start_run(ctx, job.id, TASK_PREPARE)
+    if epoch is not None:
+        send_stage(app, job, TASK_PREPARE, epoch)
     return epoch
 
 

@@ -23,7 +23,7 @@ from choreo.service.callbacks import CallbackError, CallbackRefused, check_targe
 from choreo.service.context import ServiceContext
 from choreo.service.jobs import create_batch, create_job, get_job, release_claim
 from choreo.service.libraries import ready_library
-from choreo.service.queue import enqueue_job
+from choreo.service.queue import enqueue_unsent
 from choreo.service.records import BatchRecord, JobOptions, JobRecord, TrackRecord, new_id
 from choreo.service.teams import callback_secret
 from choreo.service.tracks import SHA256_PATTERN, get_track
@@ -113,7 +113,9 @@ def _claim_or_create(
 ) -> tuple[JobRecord, bool]:
     """The job that renders ``track`` with ``options``: an earlier one (True) or a new record (False).
 
-    A new job is recorded, not enqueued: the caller enqueues once its batch is written.
+    A new job is recorded, not sent: the caller sends it once its batch is written
+    (:func:`choreo.service.queue.enqueue_unsent`, which also sends an earlier job that a refused
+    submission recorded and never sent).
     """
     job_id = new_id("job")
     fingerprint = options.fingerprint(track.sha256, library_sha256=library_sha256)
@@ -185,7 +187,9 @@ def submit_jobs(
 
     A track the team already has rendering or rendered with the same options
     is not rendered again (its job comes back marked deduplicated) unless
-    ``force`` is set.
+    ``force`` is set. Such a job that was recorded and never sent (a submission
+    refused with a 503 after recording the album's first jobs: storage or Redis
+    went away) is sent now, so the submission made again renders every song.
 
     Raises
     ------
@@ -218,9 +222,8 @@ def submit_jobs(
         id=batch_id, team=team, name=name.strip(), job_ids=[j.id for j, _ in jobs], callback_url=callback_url
     )
     batch = create_batch(ctx, batch)
-    for job, deduplicated in jobs:
-        if not deduplicated:
-            enqueue_job(ctx, celery, job)
+    for job, _ in jobs:
+        enqueue_unsent(ctx, celery, job)
     return Submitted(batch=batch, jobs=jobs)
 
 
@@ -252,6 +255,5 @@ def rerender_job(
         batch_id=None,
         rerender_of=source.rerender_of or source.id,
     )
-    if not deduplicated:
-        enqueue_job(ctx, celery, job)
+    enqueue_unsent(ctx, celery, job)
     return job, deduplicated

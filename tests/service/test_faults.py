@@ -215,13 +215,13 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultStack]:
     for i, source in enumerate(SOURCES):
         if not source.is_file():
             continue
-        for part in range(3):  # three distinct cuts of each song, from 10 s in
+        for part in range(4):  # four distinct cuts of each song, from 10 s in
             rate = sf.info(source).samplerate
             start = int((10 + part * CUT_S) * rate)
             data, _ = sf.read(source, start=start, frames=int(CUT_S * rate), dtype="float32")
             songs.append(root / f"cut{i}_{part}_{source.stem[:20]}.wav")
             sf.write(songs[-1], data, rate)
-    if len(songs) < 30:
+    if len(songs) < 45:
         pytest.skip(f"shared music not found under {MUSIC}")
     (redis_port,) = free_ports(1)
     redis_dir = root / "redis"
@@ -501,3 +501,42 @@ def test_a_submission_storage_refused_leaves_no_claim_behind(
     ((job, earlier),) = submitted.jobs
     assert not earlier
     faults.assert_all_done_once([job.id], callbacks=False)
+
+
+def test_an_album_refused_after_its_first_job_was_recorded_renders_whole_when_made_again(
+    faults: FaultStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The S3 server goes away mid-album: the submission has recorded its first song's job and is
+    refused (storage unavailable, the API's 503) at the second. Made again once S3 is back, it finds
+    that job through its dedup claim, and sends it with the others: before, the job stayed queued,
+    never sent, and the album waited on it for good. Every song renders once."""
+    from choreo.errors import StorageError
+    from choreo.service.queue import make_celery
+    from choreo.service.submit import submit_jobs
+
+    ctx = ServiceContext.from_settings(faults.local.ctx.settings)
+    shas = faults.upload(3)
+    options = JobOptions(synth="blend", formats=["bvh"], seed=616161)
+    request = dict(team="faults", tracks=shas, options=options, priority=5, callback_url=None, force=False)
+    celery = make_celery(ctx.settings)
+    put_json = ctx.storage.put_json
+    recorded: list[str] = []
+
+    def then_s3_goes_away(key: str, *args: object, **kwargs: object) -> None:
+        put_json(key, *args, **kwargs)  # the real write to the real server
+        if key.endswith("/job.json") and not recorded:
+            recorded.append(key.split("/")[1])
+            faults.local.kill("seaweed", signal.SIGINT)  # the fault's moment: after the first record
+
+    monkeypatch.setattr(ctx.storage, "put_json", then_s3_goes_away)
+    try:
+        with pytest.raises(StorageError):
+            submit_jobs(ctx, celery, **request)
+    finally:
+        faults.local.restart("seaweed")
+    (first,) = recorded
+    assert ctx.redis.exists(ctx.key("job", first)) and read_run(ctx, first) is None  # recorded, unsent
+    submitted = submit_jobs(ctx, celery, **request)
+    assert [(job.id, earlier) for job, earlier in submitted.jobs][0] == (first, True)
+    assert all(read_run(ctx, job.id) is not None for job, _ in submitted.jobs), "a job was left unsent"
+    faults.assert_all_done_once([job.id for job, _ in submitted.jobs], callbacks=False)
