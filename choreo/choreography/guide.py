@@ -30,8 +30,16 @@ from choreo.contracts.plan import Plan, Segment
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
+from choreo.motion.skeleton import SMPL
 
-__all__ = ["Guide", "build_guide", "segment_warp"]
+__all__ = ["ARM_JOINTS", "Guide", "build_guide", "scale_arms", "segment_warp"]
+
+ARM_JOINTS: tuple[int, ...] = tuple(
+    SMPL.index(f"{side}_{joint}")
+    for side in ("left", "right")
+    for joint in ("collar", "shoulder", "elbow", "wrist")
+)
+"""The joints a segment's ``arm_amplitude`` scales (:func:`scale_arms`)."""
 
 _MARGIN_FRAMES = 8
 
@@ -101,6 +109,22 @@ def _sample(quats: np.ndarray, root: np.ndarray, times_s: np.ndarray) -> tuple[n
     return q, r
 
 
+def scale_arms(quats: np.ndarray, amplitude: float) -> np.ndarray:
+    """``quats`` ``[frames, 24, 4]`` with each arm joint's rotation brought towards its mean over the
+    frames: slerp from the mean by ``amplitude`` (1: unchanged, 0: held at the mean). The arms keep
+    their pattern and timing and move less, so the motion's energy falls where a move is danced
+    gentler."""
+    if amplitude >= 1.0 or quats.shape[0] == 0:
+        return quats
+    arms = quats[:, ARM_JOINTS]
+    signs = np.where(np.sum(arms * arms[:1], axis=-1, keepdims=True) < 0.0, -1.0, 1.0)
+    mean = (arms * signs).mean(axis=0)
+    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+    out = quats.copy()
+    out[:, ARM_JOINTS] = quat_slerp(np.broadcast_to(mean, arms.shape), arms, max(float(amplitude), 0.0))
+    return out
+
+
 def _turn(quats: np.ndarray, root: np.ndarray, yaw: float) -> tuple[np.ndarray, np.ndarray]:
     """Turn the body about +Y by ``yaw`` (the root orientation and the root path about the origin)."""
     half = 0.5 * yaw
@@ -146,6 +170,7 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         source_q, source_root, source_feet, offset_s = _source(library, p)
         times_s = segment_warp(library, seg).phrase_time(frames / fps) + offset_s
         seg_q, seg_root = _sample(source_q, source_root, times_s)
+        seg_q = scale_arms(seg_q, seg.arm_amplitude)
         feet = source_feet[np.clip(np.rint(times_s * LIBRARY_FPS).astype(int), 0, source_feet.shape[0] - 1)]
         key = int(library.phrase_key[p])
         end_key = key + int(library.phrase_beats[p])

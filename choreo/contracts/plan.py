@@ -53,6 +53,9 @@ class Segment:
     """Why another style's phrase was taken, when it was."""
     repeat_of: int | None = None
     """Index of the segment this one dances again (a repeated section), when it does."""
+    arm_amplitude: float = 1.0
+    """How much of the phrase's arm movement is danced: 1 all of it, less brings the arms towards
+    their mean pose over the segment (a workout's gentler 8-counts, ``choreo.workout.planner``)."""
 
     @property
     def start_s(self) -> float:

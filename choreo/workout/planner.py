@@ -29,16 +29,23 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from choreo.audio.structure import MusicStructure
+from choreo.choreography.guide import scale_arms
 from choreo.choreography.library import PhraseLibrary
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, _Bars, _bars, _to_plan
 from choreo.contracts.plan import Plan
 from choreo.contracts.routine import Cue, WorkoutPlan
 from choreo.errors import ParameterError
+from choreo.metrics.freeze import motion_energy
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+from choreo.motion.rotations import quat_to_aa
 from choreo.workout.curves import target_intensity
 from choreo.workout.moves import distinguish, move_name, phrase_features
 from choreo.workout.safety import screen_phrases
 
 __all__ = [
+    "AMPLITUDE_WEIGHT",
+    "ARM_MIN",
     "BLOCK",
     "ENERGY_RANGE",
     "ENERGY_TOLERANCE",
@@ -62,6 +69,11 @@ new moves: at least 6 in 3 minutes)."""
 ENERGY_RANGE = (10.0, 90.0)
 """The percentiles of the moves' danced energy that intensity 0 and 1 aim at."""
 BLOCK = 4
+ARM_MIN = 0.4
+"""The least arm amplitude a workout's 8-count is danced with (:attr:`Segment.arm_amplitude
+<choreo.contracts.plan.Segment.arm_amplitude>`): the move's arms at 40 %, its legs as they are."""
+AMPLITUDE_WEIGHT = 2.0
+"""How much a move that must be danced gentler than full (1 - amplitude, squared) costs against the rest."""
 """8-counts per block: a move twice on each side, or two moves in turn on each side."""
 
 
@@ -103,6 +115,22 @@ def _block_sizes(n: int) -> list[int]:
     return sizes
 
 
+def _arm_energies(library: PhraseLibrary, phrases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each phrase's motion energy at its source's pace, danced fully and with the arms at
+    :data:`ARM_MIN` (:func:`choreo.choreography.guide.scale_arms`, as the guide dances it)."""
+    first, last = library.phrase_frames
+    full, gentle = np.zeros(len(phrases)), np.zeros(len(phrases))
+    for i, p in enumerate(np.asarray(phrases).tolist()):
+        quats, root = library.frames_quats(
+            int(first[p]), int(last[p]), mirrored=bool(library.phrase_mirrored[p])
+        )
+        for out, amplitude in ((full, 1.0), (gentle, ARM_MIN)):
+            rotations = quat_to_aa(scale_arms(quats.astype(np.float64), amplitude))
+            motion = Motion(fps=library.fps, root_translation=root, rotations=rotations)
+            out[i] = motion_energy(joint_positions(motion), fps=library.fps)
+    return full, gentle
+
+
 _SCREENED: dict[tuple[int, str], tuple[PhraseLibrary, np.ndarray, list[tuple[str, ...]]]] = {}
 
 
@@ -136,6 +164,11 @@ class _Chooser:
         self.style = style
         self.rng = np.random.default_rng(seed)
         moves = safe[library.phrase_beats[safe] == MOVE_BEATS]
+        self.full = library.phrase_energy.astype(np.float64)
+        """Each phrase's motion energy at its source's pace (:func:`_arm_energies` for the moves)."""
+        self.gentle = self.full.copy()
+        """The same with the arms at :data:`ARM_MIN` (the moves'; other phrases are danced fully)."""
+        self.full[moves], self.gentle[moves] = _arm_energies(library, moves)
         stretch = count_s / library.phrase_duration_s[moves]
         fits = (stretch >= MIN_STRETCH) & (stretch <= MAX_STRETCH)
         energy = self.danced_energy(moves[fits] if fits.sum() >= MIN_STYLE_MOVES else moves, count_s)
@@ -150,11 +183,34 @@ class _Chooser:
         first, last = library.phrase_seconds
         self.seconds = [set(range(int(a), int(b) + 1)) for a, b in zip(first, last, strict=True)]
 
-    def danced_energy(self, phrases: np.ndarray, duration_s: float) -> np.ndarray:
-        """The motion energy ``phrases`` have danced over ``duration_s``: a stretch ``s`` plays the
-        motion ``s`` times slower, so its mean squared joint speed is divided by ``s ** 2``."""
+    def danced_energy(self, phrases: np.ndarray, duration_s: float, amplitude: float = 1.0) -> np.ndarray:
+        """The motion energy ``phrases`` have danced over ``duration_s`` with the arms at
+        ``amplitude``: a stretch ``s`` plays the motion ``s`` times slower, so its mean squared joint
+        speed is divided by ``s ** 2``; between :data:`ARM_MIN` and 1 the arms' share goes with the
+        amplitude squared (their speeds scale with it)."""
         stretch = duration_s / self.lib.phrase_duration_s[phrases]
-        return self.lib.phrase_energy[phrases] / stretch**2
+        share = (amplitude**2 - ARM_MIN**2) / (1.0 - ARM_MIN**2)
+        gentle = self.gentle[phrases]
+        return (gentle + share * (self.full[phrases] - gentle)) / stretch**2
+
+    def amplitude_for(self, phrase: int, target: float, duration_s: float) -> float:
+        """The arm amplitude, :data:`ARM_MIN` to 1, at which ``phrase`` danced over ``duration_s``
+        has the energy ``target`` asks for (1 where even that is not enough)."""
+        one = np.array([phrase])
+        full = float(self.danced_energy(one, duration_s)[0])
+        gentle = float(self.danced_energy(one, duration_s, ARM_MIN)[0])
+        if full - gentle <= 1e-9:
+            return 1.0
+        share = float(np.clip((self.energy_for(target) - gentle) / (full - gentle), 0.0, 1.0))
+        return round(float(np.sqrt(ARM_MIN**2 + share * (1.0 - ARM_MIN**2))), 3)
+
+    def miss(self, phrases: np.ndarray, target: float, duration_s: float) -> np.ndarray:
+        """How far ``target``'s energy lies outside what each phrase can dance, :data:`ARM_MIN` to
+        full arms, as a share of the pool's range (0 where an amplitude reaches it)."""
+        e = self.energy_for(target)
+        low = self.danced_energy(phrases, duration_s, ARM_MIN)
+        high = self.danced_energy(phrases, duration_s)
+        return np.maximum(np.maximum(low - e, e - high), 0.0) / max(self.e_hi - self.e_lo, 1e-9)
 
     def energy_for(self, target: float) -> float:
         return float(self.e_lo + np.clip(target, 0.0, 1.0) * (self.e_hi - self.e_lo))
@@ -176,8 +232,7 @@ class _Chooser:
             raise ParameterError(
                 "the library has too few phrases that pass the workout's rules for this song"
             )
-        scale = max(self.e_hi - self.e_lo, 1e-9)
-        miss = np.abs(self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale
+        miss = self.miss(pool, target, duration_s)
         if fresh:
             unused = np.array([not self.seconds[p] & self.used_seconds for p in pool.tolist()])
             if not unused.any():  # every safe move taught already: teach them again
@@ -196,6 +251,8 @@ class _Chooser:
             keep = next(tier for tier in tiers if tier.any())
             pool, miss = pool[keep], miss[keep]
         cost = ENERGY_WEIGHT * miss**2
+        gentler = np.array([1.0 - self.amplitude_for(p, target, duration_s) for p in pool.tolist()])
+        cost += AMPLITUDE_WEIGHT * gentler**2
         stretch = duration_s / lib.phrase_duration_s[pool]
         cost += (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
         cost += 4.0 * ((stretch < MIN_STRETCH) | (stretch > MAX_STRETCH))
@@ -282,6 +339,7 @@ def plan_workout(
     targets = target_intensity(profile, centres, duration, curve=curve, switches_s=switches)
 
     chosen: list[tuple] = []
+    amplitudes: list[float] = []  # per segment, its arm_amplitude
     cue_parts: list[tuple] = []  # (slot index or -1, move phrase, side, block kind, target)
     taught: list[int] = []
     counted_index = 0
@@ -299,6 +357,7 @@ def plan_workout(
                 chosen.append(
                     (slot.bar, p, slot.n_bars, 0.0, span / library.phrase_duration_s[p], None, False)
                 )
+                amplitudes.append(1.0)
                 cue_parts.append((-1, p, "-", "free", t))
                 last_phrase = p
             continue
@@ -316,16 +375,13 @@ def plan_workout(
             )
             if kind == "combine" and len(taught) >= 2:
                 a, b = taught[-2], taught[-1]
-                e = chooser.danced_energy(np.array([a, b]), span)
-                if np.abs(
-                    e - chooser.energy_for(float(block_targets.mean()))
-                ).max() > 2 * ENERGY_TOLERANCE * (chooser.e_hi - chooser.e_lo):
+                if chooser.miss(np.array([a, b]), float(block_targets.mean()), span).max() > ENERGY_TOLERANCE:
                     kind = "teach"
             else:
                 kind = "teach"
             if kind == "teach":
                 a = chooser.pick(
-                    float(block_targets.mean()), span, beats=MOVE_BEATS, after=last_phrase, fresh=True
+                    float(block_targets.max()), span, beats=MOVE_BEATS, after=last_phrase, fresh=True
                 )
                 taught.append(a)
                 right = (size + 1) // 2
@@ -341,12 +397,21 @@ def plan_workout(
             ):
                 stretch = (bars.starts[slot.bar + 2] - bars.starts[slot.bar]) / library.phrase_duration_s[p]
                 chosen.append((slot.bar, p, 2, 1.0, stretch, None, False))
+                amplitudes.append(
+                    chooser.amplitude_for(p, float(t), float(stretch * library.phrase_duration_s[p]))
+                )
                 cue_parts.append((counted_index + i + j, move, side, kind, float(t)))
                 last_phrase = p
             n_blocks += 1
             i += size
         counted_index += len(run)
     plan = _to_plan(library, bars, chosen, library.styles[style_index], energy, seed, style_index)
+    plan = replace(
+        plan,
+        segments=tuple(
+            replace(segment, arm_amplitude=a) for segment, a in zip(plan.segments, amplitudes, strict=True)
+        ),
+    )
     cues = _cue_sheet(library, plan, cue_parts)
     counts = Counter(r for rs in reasons for r in rs)
     listed = tuple(
