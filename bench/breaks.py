@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -160,8 +161,6 @@ def build(cache: Path) -> list[dict]:
         rng = np.random.default_rng(recipe.seed + 1000)
         audio = render_midi(midi, cache / f"{name}.render.wav", reverb_room=float(rng.uniform(0.1, 0.5)))
         (cache / f"{name}.render.wav").unlink()
-        import soundfile as sf
-
         sf.write(cache / f"{name}.flac", master(audio, sr=RENDER_SR, rng=rng), RENDER_SR, subtype="PCM_16")
         record = {
             "version": BUILD_VERSION,
@@ -191,26 +190,14 @@ def score_detection(truth: np.ndarray, found: np.ndarray) -> dict:
     }
 
 
-def speed_ratio(speed: np.ndarray, breaks: np.ndarray, fps: float) -> float | None:
-    """Mean joint speed inside ``breaks`` over the mean outside them (None where no frame is inside)."""
-    t = np.arange(speed.size) / fps
-    inside = np.zeros(speed.size, dtype=bool)
-    for a, b in breaks:
-        inside |= (t >= a) & (t < b)
-    if not inside.any() or inside.all():
-        return None
-    return float(speed[inside].mean() / speed[~inside].mean())
-
-
-def joint_speed(poses: np.ndarray, fps: float) -> np.ndarray:
-    """Mean joint speed per frame (m/s) of guide poses ``[F, 75]``."""
+def joint_positions_of(poses: np.ndarray, fps: float) -> np.ndarray:
+    """Joint positions ``[F, 24, 3]`` of guide poses ``[F, 75]``."""
     from choreo.motion.kinematics import joint_positions
     from choreo.motion.motion import Motion
 
-    motion = Motion(fps=fps, root_translation=poses[:, 72:75], rotations=poses[:, :72].reshape(-1, 24, 3))
-    positions = joint_positions(motion)
-    speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1).mean(axis=1) * fps
-    return np.append(speed, speed[-1])
+    return joint_positions(
+        Motion(fps=fps, root_translation=poses[:, 72:75], rotations=poses[:, :72].reshape(-1, 24, 3))
+    )
 
 
 def main() -> None:
@@ -227,11 +214,12 @@ def main() -> None:
     from choreo.choreography.guide import build_guide
     from choreo.choreography.library import shipped_library
     from choreo.choreography.planner import plan_dance
+    from choreo.metrics.break_holds import break_speed_ratio
     from choreo.pipeline import prepare_song
 
     records = build(args.cache)
     library = shipped_library()
-    rows, speeds, cpu = [], [], []  # speeds: per song, its dance's joint speed with and without holds
+    rows, dances, cpu = [], [], []  # dances: per song, its joint positions with and without holds
     for record in records:
         features = prepare_song(args.cache / f"{record['name']}.flac", fps=30)
         started = time.process_time()
@@ -242,9 +230,9 @@ def main() -> None:
         row |= score_detection(truth, found)
         plan = plan_dance(library, analyze_structure(features), style=args.style, seed=args.seed)
         row["plan_breaks_s"] = [list(b) for b in plan.breaks_s]
-        speeds.append(
+        dances.append(
             {
-                held: joint_speed(build_guide(library, dance, features.n_frames, features.fps).poses, 30.0)
+                held: joint_positions_of(build_guide(library, dance, features.n_frames, 30).poses, 30.0)
                 for held, dance in (("holds", plan), ("no_holds", replace(plan, breaks_s=())))
             }
         )
@@ -252,9 +240,9 @@ def main() -> None:
     dance = {}
     for k, row in enumerate(rows):
         other = rows[(k + 1) % len(rows)]
-        for held, speed in speeds[k].items():
-            row[f"own_{held}"] = speed_ratio(speed, np.array(row["truth"]), 30.0)
-            row[f"mismatched_{held}"] = speed_ratio(speed, np.array(other["truth"]), 30.0)
+        for held, positions in dances[k].items():
+            row[f"own_{held}"] = break_speed_ratio(positions, np.array(row["truth"]), fps=30.0)
+            row[f"mismatched_{held}"] = break_speed_ratio(positions, np.array(other["truth"]), fps=30.0)
     for held in ("holds", "no_holds"):
         own = [r[f"own_{held}"] for r in rows if r[f"own_{held}"] is not None]
         mismatched = [r[f"mismatched_{held}"] for r in rows if r[f"mismatched_{held}"] is not None]
