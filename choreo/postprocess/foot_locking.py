@@ -168,11 +168,8 @@ def lock_feet(
                 _smootherstep((frames - lo + 1) / (hi - lo + 1)) if len(spots) == 2 else np.zeros(frames.size)
             )
             targets[frames, leg] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
-            turn_from[frames, leg], turn_to[frames, leg], towards[frames, leg] = (
-                spots[0][1],
-                spots[-1][1],
-                way,
-            )
+            turn_from[frames, leg], turn_to[frames, leg] = spots[0][1], spots[-1][1]
+            towards[frames, leg] = way
             weights[frames, leg] = share
     orientations = turn_from
     between = towards > 0  # from the one lock to the other across a gap
@@ -304,8 +301,8 @@ def _held_rotations(
     :data:`_FLAT_SHARES`, the one that leaves the fewest frames beyond the
     limits, the flattest at a tie. A foot turned flatter than its ankle bends
     is turned back by the joint-limit clamp while it is held, and its toe then
-    sweeps along the floor: in modern's kneels and lunges that was most of the
-    skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
+    sweeps along the floor: in modern's kneels and lunges that was about half of
+    the skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
     and is not counted.
     """
     count = _FLAT_SHARES.size
