@@ -75,7 +75,6 @@ SWING_CLEARANCE_M = 0.04
 _TOE_NAMES = ("left_foot", "right_foot")
 _SIDES = ("left", "right")
 _FLAT_SHARES = np.linspace(1.0, 0.0, 3)
-_FLOOR_ROUNDS = 2
 _LEG_JOINTS = frozenset(
     f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
 )
@@ -123,7 +122,8 @@ def lock_feet(
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    orientations = own.copy()  # the world rotation each ankle turns towards, by its weight
+    # The world rotation each ankle turns towards, by its weight: ``towards`` of the way from one to another.
+    turn_from, turn_to, towards = own.copy(), own.copy(), np.zeros((n, 2))
     limits = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
@@ -147,7 +147,7 @@ def lock_feet(
         ]
         for (start, stop), lock in zip(runs, locks, strict=True):
             frames = np.arange(start, stop)
-            targets[frames, leg], orientations[frames, leg] = lock.at(own[frames, leg])
+            targets[frames, leg], turn_from[frames, leg] = lock.at(own[frames, leg])
             weights[frames, leg] = 1.0
         # Between two contacts the foot goes from one lock to the next; a lock is reached over the
         # frames before its touch-down and let go of over those after its lift-off.
@@ -164,13 +164,16 @@ def lock_feet(
             if frames.size == 0:
                 continue
             spots = [locks[i].at(own[frames, leg]) for i in (before, after) if i is not None]
-            if len(spots) == 2:  # from the one lock to the other across the gap
-                towards = _smootherstep((frames - lo + 1) / (hi - lo + 1))
-                target = spots[0][0] + towards[:, None] * (spots[1][0] - spots[0][0])
-                turn_to = _slerp(spots[0][1], spots[1][1], towards)
-            else:
-                target, turn_to = spots[0]
-            targets[frames, leg], orientations[frames, leg], weights[frames, leg] = target, turn_to, share
+            way = (
+                _smootherstep((frames - lo + 1) / (hi - lo + 1)) if len(spots) == 2 else np.zeros(frames.size)
+            )
+            targets[frames, leg] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
+            turn_from[frames, leg], turn_to[frames, leg] = spots[0][1], spots[-1][1]
+            towards[frames, leg] = way
+            weights[frames, leg] = share
+    orientations = turn_from
+    between = towards > 0  # from the one lock to the other across a gap
+    orientations[between] = _slerp(turn_from[between], turn_to[between], towards[between])
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
@@ -184,12 +187,11 @@ def lock_feet(
 def _settle_on_floor(
     motion: Motion, weights: np.ndarray, joint_limits: Mapping[str, JointLimit] | None
 ) -> Motion:
-    """The legs clamped into their limits and the swinging feet cleared, twice; then a last clamp,
+    """The legs clamped into their limits and the swinging feet cleared; then a last clamp,
     and the root alone lifts whatever sole is still under the floor."""
     table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
-    for _ in range(_FLOOR_ROUNDS):
-        motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
+    motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
     return _raise_over_floor(clamp_joint_limits(motion, limits=leg_limits))
 
 
@@ -299,8 +301,8 @@ def _held_rotations(
     :data:`_FLAT_SHARES`, the one that leaves the fewest frames beyond the
     limits, the flattest at a tie. A foot turned flatter than its ankle bends
     is turned back by the joint-limit clamp while it is held, and its toe then
-    sweeps along the floor: in modern's kneels and lunges that was most of the
-    skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
+    sweeps along the floor: in modern's kneels and lunges that was about half of
+    the skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
     and is not counted.
     """
     count = _FLAT_SHARES.size
