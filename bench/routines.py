@@ -27,11 +27,15 @@ and not on the plan's labels:
   repeats the previous 8-count's first half but whose second half does not;
 - **intensity correlation**: Pearson's r between the motion energy of each
   8-count (mean squared joint speed, ``choreo eval``'s energy) and the profile's
-  target there;
+  target there; and, because a ``steady`` target is flat between a short warm-up
+  and cool-down (r then mostly measures noise), the root mean square error in MET
+  of each 8-count against its target made an energy by the plan's line
+  (:func:`choreo.workout.sheet.met_error_to_target`);
 - **flight and head below hips**: frames with no foot point on the floor (the
-  workout's strict rule), with the library's airborne rule and by the dance's
-  contact track (``choreo.pipeline.finished_contacts``: neither foot down), frames
-  with the head under the pelvis;
+  workout's strict rule), with the library's airborne rule, by the dance's
+  contact track (``choreo.pipeline.finished_contacts``: neither foot down; what the
+  feet are locked by and the summary reports) and by the contact track detected
+  again on the finished motion (``performed``), frames with the head under the pelvis;
 - **cue coverage**: the share of the music's 8-counts that have a cue.
 """
 
@@ -64,7 +68,8 @@ from choreo.motion.skeleton import SMPL  # noqa: E402
 from choreo.pipeline import finished_contacts, perform_song, prepare_song  # noqa: E402
 from choreo.runners import synth_runner  # noqa: E402
 from choreo.workout.curves import target_intensity  # noqa: E402
-from choreo.workout.safety import measure_safety  # noqa: E402
+from choreo.workout.safety import contact_flight, measure_safety  # noqa: E402
+from choreo.workout.sheet import met_error_to_target  # noqa: E402
 
 REPEAT_THRESHOLD_M = 0.12
 """Mean joint distance under which two 8-counts are the same move (or its mirror image)."""
@@ -193,9 +198,14 @@ def measure(motion, plan, structure, profile: str, contacts=None) -> dict:  # no
         "changes_on_phrase_boundary": on_grid,
         "mid_phrase_changes": mid,
         "intensity_correlation": round(float(np.corrcoef(energy, target)[0, 1]), 4),
+        "target_range": round(float(np.ptp(target)), 3),
+        "met_rms_error": round(
+            float(met_error_to_target(energy, target, plan.routine.target_energy_m2_s2) or np.nan), 3
+        ),
         "flight_frames": safety.flight_frames,
         "airborne_frames_library_rule": int(airborne_frames(pos).sum()),
-        "contact_track_flight_frames": None if contacts is None else int((~contacts.feet.any(axis=1)).sum()),
+        "contact_track_flight_frames": None if contacts is None else int(contact_flight(contacts).sum()),
+        "performed_contact_flight_frames": safety.contact_flight_frames,
         "head_below_hips_frames": safety.head_below_hips_frames,
         "floor_work_frames": safety.floor_work_frames,
         "limit_violations": safety.limit_violations,
@@ -271,7 +281,9 @@ def _report(args: argparse.Namespace, rows: list[dict], started: float) -> dict:
             "repeat_share_mean": round(float(np.mean([r["repeat_share"] for r in work])), 4),
             "dance_repeat_share_mean": round(
                 float(np.mean([r["repeat_share"] for r in rows if "intensity_correlation" not in r])), 4
-            ),
+            )
+            if len(work) < len(rows)
+            else None,
             "distinct_moves_per_3_min_min": min(r["distinct_moves_per_3_min"] for r in work),
             "moves_in_plan_per_3_min_min": min(r["moves_in_plan_per_3_min"] for r in work),
             "changes_on_phrase_boundary": f"{sum(r['changes_on_phrase_boundary'] for r in work)} of "
@@ -281,9 +293,14 @@ def _report(args: argparse.Namespace, rows: list[dict], started: float) -> dict:
             "intensity_correlation_mean": round(
                 float(np.mean([r["intensity_correlation"] for r in work])), 4
             ),
+            "intensity_correlation_at_least_0_8": f"{sum(r['intensity_correlation'] >= 0.8 for r in work)} "
+            f"of {len(work)}",
+            "met_rms_error_max": max(r["met_rms_error"] for r in work),
+            "met_rms_error_mean": round(float(np.mean([r["met_rms_error"] for r in work])), 3),
             "flight_frames": sum(r["flight_frames"] for r in work),
             "airborne_frames_library_rule": sum(r["airborne_frames_library_rule"] for r in work),
             "contact_track_flight_frames": sum(r["contact_track_flight_frames"] for r in work),
+            "performed_contact_flight_frames": sum(r["performed_contact_flight_frames"] for r in work),
             "head_below_hips_frames": sum(r["head_below_hips_frames"] for r in work),
             "cue_coverage_min": min(r["cue_coverage"] for r in work),
         }

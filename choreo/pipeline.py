@@ -53,7 +53,7 @@ from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
 from choreo.workout.planner import plan_workout
-from choreo.workout.safety import keep_a_foot_down
+from choreo.workout.safety import hold_a_foot_down, keep_a_foot_down
 from choreo.workout.sheet import routine_sheet
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
@@ -267,8 +267,11 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
 
 def finished_contacts(generated: GeneratedMotion, motion: Motion) -> ContactTrack:
     """The raw dance's contacts at the finished dance's fps and frame count (what the clean-up locks
-    the feet by, and what the summary reports)."""
-    return generated.contacts.resampled(motion.fps, motion.n_frames)
+    the feet by, and what the summary reports); a low-impact workout's hold a foot down in every
+    frame (:func:`choreo.workout.safety.hold_a_foot_down`), so the lock plants it."""
+    track = generated.contacts.resampled(motion.fps, motion.n_frames)
+    workout = generated.plan.routine if generated.plan is not None else None
+    return hold_a_foot_down(track) if workout is not None and workout.impact == "low" else track
 
 
 def export_dance(

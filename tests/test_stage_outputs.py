@@ -179,3 +179,24 @@ def test_the_summary_carries_a_typed_plan_and_its_brief_is_its_head(tmp_path) ->
     )
     with pytest.raises(ValidationError, match="plan format 99"):
         DanceSummary.model_validate(written | {"plan": {"format": 99}})
+
+
+def test_the_summary_lists_the_breaks_the_plan_holds_and_they_round_trip() -> None:
+    plan = replace(_plan(), breaks_s=((0.4, 0.9),))
+    generated = replace(_generated(np.random.default_rng(5)), plan=plan)
+    summary = DanceSummary.describe(
+        generated,
+        frames=40,
+        fps=30,
+        mean_joint_speed_m_per_s=1.0,
+        options=RenderOptions(),
+        files={},
+        song_name="a",
+        contacts=generated.contacts,
+    )
+    assert summary.breaks_s == [[0.4, 0.9]]
+    buffer = io.BytesIO()
+    generated.to_npz(buffer)
+    assert GeneratedMotion.from_npz(io.BytesIO(buffer.getvalue())).plan.breaks_s == ((0.4, 0.9),)
+    written = json.loads(summary.model_dump_json())
+    assert written["breaks_s"] == [[0.4, 0.9]] and written["plan"]["breaks_s"] == [[0.4, 0.9]]

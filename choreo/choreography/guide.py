@@ -9,6 +9,7 @@ velocity is hidden by inertialization (:mod:`choreo.choreography.inertialize`),
 and a foot on the ground on both sides of a junction is held where it stood
 by leg IK while the new phrase keeps it down (within the inertialization window).
 The first phrase starts at the centre of the floor facing the audience (+Z).
+Over the plan's breaks the dancer holds still (:mod:`choreo.choreography.holds`).
 
 Besides the poses the guide gives, per frame, the seconds since the previous
 junction and until the next one (``junction``), which a synthesizer that
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from choreo.choreography.holds import hold_breaks
 from choreo.choreography.inertialize import hold_planted_feet, inertialize, planted_weights
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
@@ -28,8 +30,16 @@ from choreo.contracts.plan import Plan, Segment
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
+from choreo.motion.skeleton import SMPL
 
-__all__ = ["Guide", "build_guide", "segment_warp"]
+__all__ = ["ARM_JOINTS", "Guide", "build_guide", "scale_arms", "segment_warp"]
+
+ARM_JOINTS: tuple[int, ...] = tuple(
+    SMPL.index(f"{side}_{joint}")
+    for side in ("left", "right")
+    for joint in ("collar", "shoulder", "elbow", "wrist")
+)
+"""The joints a segment's ``arm_amplitude`` scales (:func:`scale_arms`)."""
 
 _MARGIN_FRAMES = 8
 
@@ -99,6 +109,22 @@ def _sample(quats: np.ndarray, root: np.ndarray, times_s: np.ndarray) -> tuple[n
     return q, r
 
 
+def scale_arms(quats: np.ndarray, amplitude: float) -> np.ndarray:
+    """``quats`` ``[frames, 24, 4]`` with each arm joint's rotation brought towards its mean over the
+    frames: slerp from the mean by ``amplitude`` (1: unchanged, 0: held at the mean). The arms keep
+    their pattern and timing and move less, so the motion's energy falls where a move is danced
+    gentler."""
+    if amplitude >= 1.0 or quats.shape[0] == 0:
+        return quats
+    arms = quats[:, ARM_JOINTS]
+    signs = np.where(np.sum(arms * arms[:1], axis=-1, keepdims=True) < 0.0, -1.0, 1.0)
+    mean = (arms * signs).mean(axis=0)
+    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+    out = quats.copy()
+    out[:, ARM_JOINTS] = quat_slerp(np.broadcast_to(mean, arms.shape), arms, max(float(amplitude), 0.0))
+    return out
+
+
 def _turn(quats: np.ndarray, root: np.ndarray, yaw: float) -> tuple[np.ndarray, np.ndarray]:
     """Turn the body about +Y by ``yaw`` (the root orientation and the root path about the origin)."""
     half = 0.5 * yaw
@@ -144,6 +170,7 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         source_q, source_root, source_feet, offset_s = _source(library, p)
         times_s = segment_warp(library, seg).phrase_time(frames / fps) + offset_s
         seg_q, seg_root = _sample(source_q, source_root, times_s)
+        seg_q = scale_arms(seg_q, seg.arm_amplitude)
         feet = source_feet[np.clip(np.rint(times_s * LIBRARY_FPS).astype(int), 0, source_feet.shape[0] - 1)]
         key = int(library.phrase_key[p])
         end_key = key + int(library.phrase_beats[p])
@@ -161,6 +188,8 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         prev_feet = feet[-1]
         pos_end = seg_root[-1, [0, 2]].copy()
         yaw_end = float(library.key_heading[end_key]) + turn
+    if plan.breaks_s:
+        quats, root = hold_breaks(quats, root, np.asarray(plan.breaks_s), fps)
     joined = hold_planted_feet(Motion(fps=fps, root_translation=root, rotations=quat_to_aa(quats)), holds)
     poses = np.concatenate([joined.rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
     return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps)

@@ -29,8 +29,12 @@ Costs, all in one unit (about 1 for a clearly worse choice):
   (``stale``), so a long song goes through the library before it comes back.
 
 A held pose (a phrase that barely moves, :attr:`PhraseLibrary.phrase_still`) is
-danced only over bars whose energy is under half the song's median: over music
-that goes on it would be a stall. Floor work and standing never meet at a
+danced only over bars whose energy is under half the song's median, or that a
+break in the music (:attr:`MusicStructure.breaks`) covers for at least half:
+over music that goes on it would be a stall. Every break is held: the plan
+carries the song's breaks (``Plan.breaks_s``), over which the guide freezes the
+dancer in the pose it reached at the break's start and brings it back in where
+the music returns (:mod:`choreo.choreography.holds`). Floor work and standing never meet at a
 junction (the transition table has no such entries); a phrase that gets up or
 goes down carries the body between them.
 Seeded noise among the near-best candidates makes seeds differ; a style that
@@ -112,6 +116,7 @@ class _Bars:
     steady: np.ndarray
     energy: np.ndarray
     repeat_of: np.ndarray  # [K] the bar of an earlier occurrence this bar repeats, or -1
+    in_break: np.ndarray  # [K] bool: a break covers at least half of the bar
 
     @property
     def n_bars(self) -> int:
@@ -170,7 +175,15 @@ def _bars(music: MusicStructure) -> _Bars:
                     repeat_of[k] = origin + k - s
         else:
             first_start[label] = s
-    return _Bars(bounds, beats_s, inner, steady, energy, repeat_of)
+    return _Bars(bounds, beats_s, inner, steady, energy, repeat_of, _in_break(bounds, music.breaks))
+
+
+def _in_break(bounds: np.ndarray, breaks: np.ndarray) -> np.ndarray:
+    """[K] whether breaks ``[B, 2]`` cover at least half of each bar between ``bounds`` ``[K + 1]``."""
+    breaks = np.asarray(breaks, dtype=np.float64).reshape(-1, 2)
+    lo, hi = bounds[:-1, None], bounds[1:, None]
+    covered = np.clip(np.minimum(hi, breaks[None, :, 1]) - np.maximum(lo, breaks[None, :, 0]), 0, None)
+    return covered.sum(axis=1) >= 0.5 * (bounds[1:] - bounds[:-1])
 
 
 def _energy_target(bar_energy: np.ndarray, level: str) -> np.ndarray:
@@ -383,7 +396,7 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
     m3, steady3 = m[:, None, :], steady[:, None, :]
     ratio_fits = (lengths == m3) | (lengths == 2 * m3) | (2 * lengths == m3)
     energy_2 = (bars.energy + bars.energy[nxt]) / 2
-    loud = bars.energy >= QUIET_BAR_FRACTION * np.median(bars.energy)
+    loud = (bars.energy >= QUIET_BAR_FRACTION * np.median(bars.energy)) & ~bars.in_break
     spans = _Spans(
         available=available,
         duration_s=duration,
@@ -784,7 +797,18 @@ def plan_dance(
         if not found and beam is not None:
             pending[bar + 1].append(search.extend(beam, bar))
     best = _prune(pending[bars.n_bars])
-    return _to_plan(library, bars, search.segments(int(best.node[0])), style, energy, seed, style_index)
+    plan = _to_plan(library, bars, search.segments(int(best.node[0])), style, energy, seed, style_index)
+    return _with_breaks(plan, music.breaks)
+
+
+def _with_breaks(plan: Plan, breaks: np.ndarray) -> Plan:
+    """``plan`` holding over the song's ``breaks`` ``[B, 2]``, and saying so in a note."""
+    pairs = tuple((float(a), float(b)) for a, b in np.asarray(breaks, dtype=np.float64).reshape(-1, 2))
+    if not pairs:
+        return plan
+    held_s = sum(b - a for a, b in pairs)
+    note = f"{len(pairs)} breaks in the music ({held_s:.1f} s): the dancer holds still over them"
+    return replace(plan, breaks_s=pairs, notes=(*plan.notes, note))
 
 
 def _to_plan(

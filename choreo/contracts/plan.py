@@ -53,6 +53,9 @@ class Segment:
     """Why another style's phrase was taken, when it was."""
     repeat_of: int | None = None
     """Index of the segment this one dances again (a repeated section), when it does."""
+    arm_amplitude: float = 1.0
+    """How much of the phrase's arm movement is danced: 1 all of it, less brings the arms towards
+    their mean pose over the segment (a workout's gentler 8-counts, ``choreo.workout.planner``)."""
 
     @property
     def start_s(self) -> float:
@@ -77,10 +80,17 @@ class Plan:
     notes: tuple[str, ...] = field(default_factory=tuple)
     routine: WorkoutPlan | None = None
     """A workout's profile, impact and cue sheet (``choreo render --routine``); None for a dance."""
+    breaks_s: tuple[tuple[float, float], ...] = ()
+    """The song's breaks the dancer holds over, (start, end) s in order: it freezes in the pose it
+    reached at the start (the last accent before the music stops) and comes back in at the end,
+    where the music does (:mod:`choreo.choreography.holds`)."""
 
     def __post_init__(self) -> None:
         if not self.segments:
             raise ParameterError("a plan needs at least one segment")
+        holds = np.asarray(self.breaks_s, dtype=np.float64).reshape(-1, 2)
+        if np.any(holds[:, 1] <= holds[:, 0]) or np.any(holds[1:, 0] < holds[:-1, 1]):
+            raise ParameterError("plan breaks must be (start, end) pairs that end after they start, in order")
         ends = np.array([(s.start_s, s.end_s) for s in self.segments])
         if np.any(ends[:, 1] <= ends[:, 0]):
             raise ParameterError("every plan segment must end after it starts")
@@ -111,6 +121,7 @@ class Plan:
         out = asdict(self)
         out["format"] = PLAN_FORMAT
         out["segments"], out["notes"] = list(out["segments"]), list(out["notes"])
+        out["breaks_s"] = [list(pair) for pair in self.breaks_s]
         if out["routine"] is None:
             del out["routine"]
         else:
@@ -156,6 +167,7 @@ class Plan:
                 segments=segments,
                 notes=tuple(data.get("notes", ())),
                 routine=WorkoutPlan.from_dict(data["routine"]) if data.get("routine") else None,
+                breaks_s=tuple((float(a), float(b)) for a, b in data.get("breaks_s", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"malformed plan: {exc!r}") from exc

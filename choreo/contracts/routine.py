@@ -107,10 +107,14 @@ class WorkoutPlan:
     """Library phrases of the right length left out, counted by reason (one phrase may have several)."""
     excluded_phrases: tuple[dict[str, Any], ...] = ()
     """The excluded phrases of the routine's style, each with its clip, source span and reasons."""
+    target_energy_m2_s2: tuple[float, float] = (0.0, 0.0)
+    """The motion energy (mean squared joint speed) the planner aims at for intensity 0 and for 1:
+    a cue's target in m^2/s^2 is the line between them, and in MET that through the calibration."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkoutPlan:
         """Inverse of ``dataclasses.asdict``; raises ``KeyError``/``TypeError`` on a malformed one."""
+        low, high = data.get("target_energy_m2_s2", (0.0, 0.0))
         return cls(
             profile=str(data["profile"]),
             curve=tuple(float(v) for v in data.get("curve", ())),
@@ -118,4 +122,5 @@ class WorkoutPlan:
             cues=tuple(Cue(**c) for c in data["cues"]),
             excluded={str(k): int(v) for k, v in data.get("excluded", {}).items()},
             excluded_phrases=tuple(data.get("excluded_phrases", ())),
+            target_energy_m2_s2=(float(low), float(high)),
         )

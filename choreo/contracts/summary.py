@@ -76,6 +76,11 @@ class RoutineSheet(BaseModel):
     kcal_total: float
     intensity_level: str
     correlation_to_target: float = Field(description="Per 8-count motion energy against the target.")
+    met_rms_error_to_target: float | None = Field(
+        default=None,
+        description="Root mean square of the 8-counts' MET against their target's (the plan's target "
+        "energy through the calibration): the measure that still says something where the target is flat.",
+    )
     safety: dict[str, int] = Field(description="Frames of the finished motion that break each rule.")
     excluded: dict[str, int] = Field(description="Library phrases left out, by reason.")
     cues: list[CueLine]
@@ -134,6 +139,11 @@ class DanceSummary(DanceBrief):
     beat_times: list[float]
     """The song's beats (``tempo_bpm`` is fitted on them), whatever pulse the dancer steps at."""
     downbeat_times: list[float]
+    breaks_s: list[list[float]] = Field(
+        default_factory=list,
+        description="The song's breaks, [start, end] s (the last accent before the music stops, where "
+        "it comes back): the dancer holds still over them.",
+    )
     pulse_ratio: float | None = Field(
         default=None,
         description="The dancer's pulse over the song's beat (the plan's steps, by song seconds): "
@@ -190,6 +200,7 @@ class DanceSummary(DanceBrief):
             routine=routine,
             beat_times=[round(float(t), 4) for t in song.beat_times],
             downbeat_times=[round(float(t), 4) for t in song.downbeat_times],
+            breaks_s=[[round(a, 4), round(b, 4)] for a, b in generated.plan.breaks_s],
             pulse_ratio=pulse,
             pulse_bpm=None if pulse is None else round(song.tempo_bpm * pulse, 3),
             options=options,

@@ -2,10 +2,10 @@
 
 :func:`score_in_context` gathers issue 11's measures of whether a dance follows
 its music (beat alignment on own against mismatched beats, stalls while the
-music plays on, structure consistency), its plan (junction smoothness,
-repetition) and its style (separability). Whatever context is missing, a
-measure that needs it is None: mocap has no junctions and no plan, today's
-model has no plan.
+music plays on, holds on its breaks against another song's, structure
+consistency), its plan (junction smoothness, repetition) and its style
+(separability). Whatever context is missing, a measure that needs it is None:
+mocap has no junctions and no plan, today's model has no plan.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from choreo.metrics.beat_contrast import beat_contrast
+from choreo.metrics.break_holds import break_speed_ratio, in_breaks
 from choreo.metrics.descriptor import windowed_descriptors
 from choreo.metrics.junctions import junction_jerk_ratio
 from choreo.metrics.repetition import SourceSpan, distinct_source_seconds_per_minute
@@ -34,6 +35,8 @@ CONTEXT_KEYS = (
     "junction_jerk_ratio",
     "stall_s",
     "longest_stall_s",
+    "break_speed_own",
+    "break_speed_mismatched",
     "distinct_source_s_per_min",
     "style_separability",
     "structure_consistency",
@@ -47,7 +50,8 @@ class DanceContext:
 
     ``bar_starts_s``, ``bar_energy`` and ``section_labels`` are the song's bars
     (:class:`~choreo.audio.structure.MusicStructure`) moved onto the dance's clock;
-    the first bar may start before 0.
+    the first bar may start before 0. ``breaks_s`` are the song's breaks on that clock (the music
+    has stopped there: no stall), ``mismatched_breaks_s`` another song's, covering the dance.
     """
 
     own_beats_s: np.ndarray
@@ -59,6 +63,8 @@ class DanceContext:
     centroids: StyleCentroids | None = None
     junction_times_s: np.ndarray | None = None
     source_spans: Sequence[SourceSpan] | None = None
+    breaks_s: np.ndarray | None = None
+    mismatched_breaks_s: np.ndarray | None = None
 
 
 def bar_values_at(times_s: np.ndarray, bar_starts_s: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -84,7 +90,13 @@ def score_in_context(positions: np.ndarray, context: DanceContext, *, fps: float
             beat_contrast(positions, context.own_beats_s, context.mismatched_beats_s, fps=fps).to_dict()
         )
     inside = (context.bar_starts_s < duration_s) & (np.append(context.bar_starts_s[1:], np.inf) > 0)
-    music = bar_values_at(np.arange(frames) / fps, context.bar_starts_s, context.bar_energy)
+    times = np.arange(frames) / fps
+    music = bar_values_at(times, context.bar_starts_s, context.bar_energy)
+    if context.breaks_s is not None:
+        music = np.where(in_breaks(times, context.breaks_s), 0.0, music)
+        out["break_speed_own"] = break_speed_ratio(positions, context.breaks_s, fps=fps)
+    if context.mismatched_breaks_s is not None:
+        out["break_speed_mismatched"] = break_speed_ratio(positions, context.mismatched_breaks_s, fps=fps)
     found = stalls(positions, music, fps=fps)
     out["stall_s"], out["longest_stall_s"] = found.total_s, found.longest_s
     starts = np.maximum(context.bar_starts_s[inside], 0.0)

@@ -21,6 +21,7 @@ from choreo.audio import MusicFeatures, probe_duration_s
 from choreo.audio.structure import MusicStructure, analyze_structure
 from choreo.errors import ChoreoError, ParameterError
 from choreo.metrics.beat_contrast import pick_mismatched_song, tiled_beats
+from choreo.metrics.break_holds import tiled_breaks
 from choreo.metrics.context import DanceContext
 from choreo.metrics.repetition import SourceSpan
 from choreo.metrics.style import StyleCentroids
@@ -65,6 +66,23 @@ class MusicPool:
                 self._tempi[song] = _tempo_bpm(self.beats(song))
         return pick_mismatched_song(name, self._tempi) if name in self._tempi else None
 
+    def mismatched_breaks(self, name: str) -> str | None:
+        """The pool's other song with the most seconds of breaks (None where no other has any): whose
+        breaks a dance on ``name`` is also measured against."""
+        best, most = None, 0.0
+        for song, path in sorted(self._paths.items()):
+            if song == name:
+                continue
+            try:
+                probe_duration_s(path)
+            except ChoreoError:
+                continue
+            breaks = self.structure(song).breaks
+            seconds = float((breaks[:, 1] - breaks[:, 0]).sum())
+            if seconds > most:
+                best, most = song, seconds
+        return best
+
     def context(
         self,
         name: str,
@@ -85,6 +103,14 @@ class MusicPool:
             other_duration_s = probe_duration_s(self._path(other))
             mismatched = tiled_beats(self.beats(other), song_duration_s=other_duration_s, cover_s=duration_s)
         structure = self.structure(name)
+        other_breaks = self.mismatched_breaks(name)
+        mismatched_breaks = None
+        if other_breaks is not None:
+            mismatched_breaks = tiled_breaks(
+                self.structure(other_breaks).breaks,
+                song_duration_s=probe_duration_s(self._path(other_breaks)),
+                cover_s=duration_s,
+            )
         return DanceContext(
             own_beats_s=own,
             mismatched_beats_s=mismatched,
@@ -95,6 +121,8 @@ class MusicPool:
             centroids=centroids,
             junction_times_s=junction_times_s,
             source_spans=source_spans,
+            breaks_s=structure.breaks - start_s,
+            mismatched_breaks_s=mismatched_breaks,
         )
 
     def _path(self, name: str) -> Path:

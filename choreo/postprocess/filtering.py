@@ -11,6 +11,7 @@ rotations are filtered as unit quaternions made continuous in time
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 import numpy as np
 from scipy.signal import butter, sosfiltfilt
@@ -179,12 +180,20 @@ def _check_cutoff(cutoff_hz: float, name: str) -> None:
         raise ParameterError(f"{name} must be a positive frequency in Hz, got {cutoff_hz}")
 
 
+@lru_cache(maxsize=64)
+def _butter_sos(order: int, normalized_cutoff: float) -> np.ndarray:
+    """The low-pass's second-order sections, designed once per order and cut-off (the design costs
+    more than filtering a short signal, and the foot locks filter at the same cut-off several times).
+    Shared between calls: not to be written to."""
+    return butter(order, normalized_cutoff, btype="lowpass", output="sos")
+
+
 def _zero_phase_lowpass(signal: np.ndarray, cutoff_hz: float, fps: float, order: int) -> np.ndarray:
     """Forward-backward Butterworth low-pass along axis 0 of ``signal``."""
     nyquist_hz = fps / 2.0
     if cutoff_hz >= nyquist_hz:
         return signal.copy()
-    sos = butter(order, cutoff_hz / nyquist_hz, btype="lowpass", output="sos")
+    sos = _butter_sos(order, cutoff_hz / nyquist_hz)
     # scipy's default edge padding; shorter signals get as much padding as they have frames.
     default_padlen = 3 * (2 * len(sos) + 1)
     padlen = min(default_padlen, signal.shape[0] - 1)

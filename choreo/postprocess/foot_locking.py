@@ -3,15 +3,19 @@
 While a foot is in contact (:class:`~choreo.contracts.contacts.ContactTrack`,
 heel or toe) one point of it is held still on the floor plane at the place it
 touched down: the heel (ankle joint) when the heel is down at any time of the
-contact, with the foot turned flat (it keeps its heading, so a pivot still
-turns), otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The
-legs reach the locks with the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`,
-whose soft reach keeps knees from snapping straight); where a lock lies
-beyond a leg's comfortable reach the pelvis lowers, by at most
-:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching, and a lock still
-out of reach then gives way (over :data:`GIVE_WAY_M`) rather than the knee
-going straight. After lift-off
-the lock eases out over :data:`EASE_S`. The root's
+contact, with the foot in one rotation for the whole contact (its touch-down
+rotation turned flat, heading kept, as far as the ankle's swing limits let it
+be flat, so the joint-limit clamp does not turn a held foot and sweep its toe),
+otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The foot
+reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
+from the first frame of the contact, and lets go over :data:`EASE_S` after
+lift-off; between two contacts closer than that the foot goes from the one
+lock to the other (no jump from lock to lock). The legs reach the locks with
+the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`, whose soft reach
+keeps knees from snapping straight); where a lock lies beyond a leg's
+comfortable reach the pelvis lowers, by at most :data:`MAX_PELVIS_DROP_M`,
+rather than the leg stretching, and a lock still out of reach then gives way
+(over :data:`GIVE_WAY_M`) rather than the knee going straight. The root's
 horizontal path is never touched: the dancer stays where the plan puts it,
 and the legs do the work. A foot that is not locked and moves fast swings
 clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
@@ -20,6 +24,7 @@ clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,11 +33,16 @@ from choreo.errors import ParameterError
 from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import aa_to_mat, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_slerp, quat_to_mat
 from choreo.motion.skeleton import Skeleton
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.filtering import DEFAULT_ROOT_CUTOFF_HZ, lowpass_signal
-from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
+from choreo.postprocess.joint_limits import (
+    SMPL_JOINT_LIMITS,
+    JointLimit,
+    clamp_joint_limits,
+    limit_violation_mask,
+)
 
 __all__ = [
     "EASE_S",
@@ -45,7 +55,7 @@ __all__ = [
 ]
 
 EASE_S = 0.2
-"""How long a lock takes to settle onto the floor after touch-down, and to let go after lift-off."""
+"""How long a foot takes to reach its lock before touch-down, and to let go of it after lift-off."""
 
 MAX_PELVIS_DROP_M = 0.08
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
@@ -63,6 +73,8 @@ SWING_CLEARANCE_M = 0.04
 """How high a swinging foot's lowest sole is lifted, at least (for the SMPL body)."""
 
 _TOE_NAMES = ("left_foot", "right_foot")
+_SIDES = ("left", "right")
+_FLAT_SHARES = np.linspace(1.0, 0.0, 3)
 _FLOOR_ROUNDS = 2
 _LEG_JOINTS = frozenset(
     f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
@@ -106,45 +118,59 @@ def lock_feet(
     positions, world = leg_kinematics(motion)
     ankles = positions[:, ANKLE_COLUMNS]
     own = world[:, ANKLE_COLUMNS]
-    flat = _flat(own)
     ease = max(1, int(round(EASE_S * motion.fps)))
 
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    flat_to = own.copy()  # the flat rotation each held heel turns towards, by flat_share
-    flat_share = np.zeros((n, 2))
+    orientations = own.copy()  # the world rotation each ankle turns towards, by its weight
+    limits = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
-        toes = ankles[:, leg] + own[:, leg] @ toe_offsets[leg]
-        for start, stop in _runs(heel | toe):
+        runs = _runs(heel | toe)
+        if not runs:
+            continue
+        on_heel = [bool(heel[start:stop].any()) for start, stop in runs]
+        held = iter(
+            _held_rotations(
+                limits, skeleton, leg, [run for run, h in zip(runs, on_heel, strict=True) if h], own, world
+            )
+        )
+        locks = [
+            _Lock(
+                _on_floor(ankles[start, leg], clearance[leg, 0]),
+                _on_floor(ankles[start, leg] + own[start, leg] @ toe_offsets[leg], clearance[leg, 1]),
+                toe_offsets[leg],
+                next(held) if heel_down else None,
+            )
+            for (start, _), heel_down in zip(runs, on_heel, strict=True)
+        ]
+        for (start, stop), lock in zip(runs, locks, strict=True):
             frames = np.arange(start, stop)
-            settle = _smoothstep(np.minimum(1.0, (frames - start + 1) / (ease + 1)))
-            if heel[start:stop].any():  # the heel is held, the foot turned flat at its touch-down heading
-                target = np.broadcast_to(ankles[start, leg], (frames.size, 3)).copy()
-                own_y = ankles[frames, leg, UP_AXIS]
-                target[:, UP_AXIS] = own_y + settle * (clearance[leg, 0] - own_y)
-                flat_to[frames, leg] = flat[start, leg]
-                flat_share[frames, leg] = settle
-            else:  # on tiptoe: the toe is held, the foot keeps its own tilt
-                toe_at = np.broadcast_to(toes[start], (frames.size, 3)).copy()
-                own_y = toes[frames, UP_AXIS]
-                toe_at[:, UP_AXIS] = own_y + settle * (clearance[leg, 1] - own_y)
-                target = toe_at - own[frames, leg] @ toe_offsets[leg]
-                flat_share[frames, leg] = 0.0
-            targets[frames, leg] = target
+            targets[frames, leg], orientations[frames, leg] = lock.at(own[frames, leg])
             weights[frames, leg] = 1.0
-            after = np.arange(stop, min(n, stop + ease))
-            fade = _smoothstep(1.0 - (after - stop + 1) / (ease + 1))
-            later = fade > weights[after, leg]
-            after, fade = after[later], fade[later]
-            targets[after, leg] = target[-1]
-            weights[after, leg] = fade
-            flat_to[after, leg] = flat_to[stop - 1, leg]
-            flat_share[after, leg] = flat_share[stop - 1, leg]
-    orientations = _slerp(own.reshape(-1, 3, 3), flat_to.reshape(-1, 3, 3), flat_share.reshape(-1)).reshape(
-        n, 2, 3, 3
-    )
+        # Between two contacts the foot goes from one lock to the next; a lock is reached over the
+        # frames before its touch-down and let go of over those after its lift-off.
+        for before, after in zip([None, *range(len(runs))], [*range(len(runs)), None], strict=True):
+            lo = runs[before][1] if before is not None else max(0, runs[0][0] - ease)
+            hi = runs[after][0] if after is not None else min(n, runs[-1][1] + ease)
+            frames = np.arange(lo, hi)
+            share = np.zeros(frames.size)
+            if before is not None:
+                share = np.maximum(share, 1.0 - (frames - lo + 1) / (ease + 1))
+            if after is not None:
+                share = np.maximum(share, 1.0 - (hi - frames) / (ease + 1))
+            frames, share = frames[share > 0], _smootherstep(np.clip(share[share > 0], 0.0, 1.0))
+            if frames.size == 0:
+                continue
+            spots = [locks[i].at(own[frames, leg]) for i in (before, after) if i is not None]
+            if len(spots) == 2:  # from the one lock to the other across the gap
+                towards = _smootherstep((frames - lo + 1) / (hi - lo + 1))
+                target = spots[0][0] + towards[:, None] * (spots[1][0] - spots[0][0])
+                turn_to = _slerp(spots[0][1], spots[1][1], towards)
+            else:
+                target, turn_to = spots[0]
+            targets[frames, leg], orientations[frames, leg], weights[frames, leg] = target, turn_to, share
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
@@ -231,9 +257,87 @@ def _flat(rotations: np.ndarray) -> np.ndarray:
     return aa_to_mat(axis.reshape(-1, 3)).reshape(*yaw.shape, 3, 3)
 
 
+@dataclass(frozen=True)
+class _Lock:
+    """Where one contact holds its foot: with ``held`` (a world rotation) the ankle at ``heel_at`` and
+    the foot turned so; on tiptoe (``held`` None) the toe at ``toe_at`` and the foot its own."""
+
+    heel_at: np.ndarray
+    toe_at: np.ndarray
+    toe_offset: np.ndarray
+    held: np.ndarray | None
+
+    def at(self, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ankle targets ``[frames, 3]`` and rotations ``[frames, 3, 3]``, given the ankle's own world
+        rotations in those frames ``[frames, 3, 3]``."""
+        if self.held is not None:
+            return np.broadcast_to(self.heel_at, (own.shape[0], 3)), np.broadcast_to(self.held, own.shape)
+        return self.toe_at - own @ self.toe_offset, own
+
+
+def _on_floor(point: np.ndarray, height: float) -> np.ndarray:
+    """``point`` [3] moved up or down to ``height`` over the floor."""
+    out = point.copy()
+    out[UP_AXIS] = height
+    return out
+
+
+def _held_rotations(
+    limits: Mapping[str, JointLimit],
+    skeleton: Skeleton,
+    leg: int,
+    runs: list[tuple[int, int]],
+    own: np.ndarray,
+    world: np.ndarray,
+) -> np.ndarray:
+    """The world rotation a held heel's foot keeps for the whole of each contact ``runs``, ``[runs, 3, 3]``.
+
+    The touch-down rotation (``own [frames, 2, 3, 3]``, the ankles' world
+    rotations) turned flat with its heading kept, as far as the ankle's swing
+    limits allow against the contact's knee rotations (``world``, of
+    :func:`~choreo.motion.leg_ik.leg_kinematics`): of the shares of flatness in
+    :data:`_FLAT_SHARES`, the one that leaves the fewest frames beyond the
+    limits, the flattest at a tie. A foot turned flatter than its ankle bends
+    is turned back by the joint-limit clamp while it is held, and its toe then
+    sweeps along the floor: in modern's kneels and lunges that was most of the
+    skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
+    and is not counted.
+    """
+    count = _FLAT_SHARES.size
+    if not runs:
+        return np.zeros((0, 3, 3))
+    touch_down = own[[start for start, _ in runs], leg]  # [runs, 3, 3]
+    candidates = _slerp(
+        np.repeat(touch_down, count, axis=0),
+        np.repeat(_flat(touch_down), count, axis=0),
+        np.tile(_FLAT_SHARES, len(runs)),
+    ).reshape(len(runs), count, 3, 3)
+    name = f"{_SIDES[leg]}_ankle"
+    if name not in limits:
+        return candidates[:, 0]
+    frames = np.concatenate([np.arange(start, stop) for start, stop in runs])
+    run_of = np.repeat(np.arange(len(runs)), [stop - start for start, stop in runs])
+    knees = world[frames, 4 * leg + 2]  # [contact frames, 3, 3]
+    local = np.swapaxes(knees, 1, 2)[:, None] @ candidates[run_of]  # [contact frames, candidates, 3, 3]
+    ankle = skeleton.index(name)
+    rotations = np.zeros((local.shape[0] * count, skeleton.n_joints, 3))
+    rotations[:, ankle] = mat_to_aa(local.reshape(-1, 3, 3))
+    probe = Motion(1.0, np.zeros((rotations.shape[0], 3)), rotations, skeleton)
+    swing_only = {name: replace(limits[name], twist_min_rad=-np.pi, twist_max_rad=np.pi)}
+    outside = limit_violation_mask(probe, limits=swing_only)[:, ankle].reshape(-1, count)
+    per_run = np.zeros((len(runs), count))
+    np.add.at(per_run, run_of, outside)
+    return candidates[np.arange(len(runs)), np.argmin(per_run, axis=1)]
+
+
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
+def _smootherstep(t: np.ndarray) -> np.ndarray:
+    """0 to 1 with no jump in speed or acceleration at either end (a smoothstep's acceleration jumps)."""
+    return t * t * t * (t * (6.0 * t - 15.0) + 10.0)
 
 
 def _smoothstep(t: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from choreo.motion.contacts import point_contacts
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.skeleton import SMPL
 
-__all__ = ["move_features", "move_name"]
+__all__ = ["distinguish", "move_features", "move_name", "phrase_features"]
 
 _J = {name: SMPL.index(name) for name in SMPL.names}
 _TURN_RAD = np.deg2rad(60.0)
@@ -96,8 +96,40 @@ def _name(f: dict[str, float]) -> str:
     return f"{legs}, {arms}"
 
 
-def move_name(library: PhraseLibrary, phrase: int) -> str:
-    """The name of library phrase ``phrase`` (a mirror image gets its original's name)."""
+def phrase_features(library: PhraseLibrary, phrase: int) -> dict[str, float]:
+    """:func:`move_features` of library phrase ``phrase``."""
     first, last = library.phrase_frames
     motion = library.frames_motion(int(first[phrase]), int(last[phrase]))
-    return _name(move_features(joint_positions(motion), library.fps, float(library.phrase_turn[phrase])))
+    return move_features(joint_positions(motion), library.fps, float(library.phrase_turn[phrase]))
+
+
+def move_name(library: PhraseLibrary, phrase: int) -> str:
+    """The name of library phrase ``phrase`` (a mirror image gets its original's name)."""
+    return _name(phrase_features(library, phrase))
+
+
+_QUALIFIERS = (
+    # feature, the unit a difference is counted in, the word when larger, the word when smaller
+    ("steps", 2.0, "quick steps", "slow steps"),
+    ("side_range_m", 0.15, "wide", "narrow"),
+    ("forward_range_m", 0.15, "long", "short"),
+    ("swing_m", 0.15, "big arms", "small arms"),
+    ("wide_m", 0.1, "arms out", "arms in"),
+    ("pelvis_m", 0.04, "tall", "low"),
+    ("knee_over_pelvis_m", 0.08, "high knees", "low knees"),
+)
+
+
+def distinguish(features: dict[str, float], others: list[dict[str, float]]) -> str:
+    """The word that tells a move apart from ``others`` of the same name: its largest difference
+    from the nearest of them, in plain body measures (``wide``, ``quick steps``, ``big arms``...)."""
+    if not others:
+        return ""
+
+    def gaps(other: dict[str, float]) -> list[float]:
+        return [(features[key] - other[key]) / unit for key, unit, _, _ in _QUALIFIERS]
+
+    nearest = min((gaps(o) for o in others), key=lambda g: max(abs(v) for v in g))
+    k = int(np.argmax(np.abs(nearest)))
+    _, _, larger, smaller = _QUALIFIERS[k]
+    return larger if nearest[k] > 0 else smaller

@@ -29,23 +29,51 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from choreo.audio.structure import MusicStructure
+from choreo.choreography.guide import scale_arms
 from choreo.choreography.library import PhraseLibrary
 from choreo.choreography.planner import MAX_STRETCH, MIN_STRETCH, _Bars, _bars, _to_plan
 from choreo.contracts.plan import Plan
 from choreo.contracts.routine import Cue, WorkoutPlan
 from choreo.errors import ParameterError
+from choreo.metrics.freeze import motion_energy
+from choreo.motion.kinematics import joint_positions
+from choreo.motion.motion import Motion
+from choreo.motion.rotations import quat_to_aa
 from choreo.workout.curves import target_intensity
-from choreo.workout.moves import move_name
+from choreo.workout.moves import distinguish, move_name, phrase_features
 from choreo.workout.safety import screen_phrases
 
-__all__ = ["BLOCK", "ENERGY_WEIGHT", "MIN_STYLE_MOVES", "MOVE_BEATS", "plan_workout"]
+__all__ = [
+    "AMPLITUDE_WEIGHT",
+    "ARM_MIN",
+    "BLOCK",
+    "ENERGY_RANGE",
+    "ENERGY_TOLERANCE",
+    "ENERGY_WEIGHT",
+    "FRESH_TOLERANCE",
+    "MIN_STYLE_MOVES",
+    "MOVE_BEATS",
+    "plan_workout",
+]
 
 MOVE_BEATS = 8
 MIN_STYLE_MOVES = 12
 """A style with fewer safe 8-beat moves than this gives way to the style with the most."""
 ENERGY_WEIGHT = 40.0
-"""How much a move missing its block's target energy (by the pool's 5-95% range) costs against the rest."""
+"""How much a move missing its block's target energy (by the pool's range) costs against the rest."""
+ENERGY_TOLERANCE = 0.08
+"""A move whose danced energy is this close to the target's (a share of the pool's range) fits it."""
+FRESH_TOLERANCE = 0.25
+"""A move not taught yet this close is taken before a taught one is taught again (a routine needs
+new moves: at least 6 in 3 minutes)."""
+ENERGY_RANGE = (10.0, 90.0)
+"""The percentiles of the moves' danced energy that intensity 0 and 1 aim at."""
 BLOCK = 4
+ARM_MIN = 0.4
+"""The least arm amplitude a workout's 8-count is danced with (:attr:`Segment.arm_amplitude
+<choreo.contracts.plan.Segment.arm_amplitude>`): the move's arms at 40 %, its legs as they are."""
+AMPLITUDE_WEIGHT = 2.0
+"""How much a move that must be danced gentler than full (1 - amplitude, squared) costs against the rest."""
 """8-counts per block: a move twice on each side, or two moves in turn on each side."""
 
 
@@ -87,6 +115,22 @@ def _block_sizes(n: int) -> list[int]:
     return sizes
 
 
+def _arm_energies(library: PhraseLibrary, phrases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each phrase's motion energy at its source's pace, danced fully and with the arms at
+    :data:`ARM_MIN` (:func:`choreo.choreography.guide.scale_arms`, as the guide dances it)."""
+    first, last = library.phrase_frames
+    full, gentle = np.zeros(len(phrases)), np.zeros(len(phrases))
+    for i, p in enumerate(np.asarray(phrases).tolist()):
+        quats, root = library.frames_quats(
+            int(first[p]), int(last[p]), mirrored=bool(library.phrase_mirrored[p])
+        )
+        for out, amplitude in ((full, 1.0), (gentle, ARM_MIN)):
+            rotations = quat_to_aa(scale_arms(quats.astype(np.float64), amplitude))
+            motion = Motion(fps=library.fps, root_translation=root, rotations=rotations)
+            out[i] = motion_energy(joint_positions(motion), fps=library.fps)
+    return full, gentle
+
+
 _SCREENED: dict[tuple[int, str], tuple[PhraseLibrary, np.ndarray, list[tuple[str, ...]]]] = {}
 
 
@@ -120,24 +164,53 @@ class _Chooser:
         self.style = style
         self.rng = np.random.default_rng(seed)
         moves = safe[library.phrase_beats[safe] == MOVE_BEATS]
+        self.full = library.phrase_energy.astype(np.float64)
+        """Each phrase's motion energy at its source's pace (:func:`_arm_energies` for the moves)."""
+        self.gentle = self.full.copy()
+        """The same with the arms at :data:`ARM_MIN` (the moves'; other phrases are danced fully)."""
+        self.full[moves], self.gentle[moves] = _arm_energies(library, moves)
         stretch = count_s / library.phrase_duration_s[moves]
         fits = (stretch >= MIN_STRETCH) & (stretch <= MAX_STRETCH)
-        energy = self.danced_energy(moves[fits] if fits.any() else moves, count_s)
-        bounds = np.percentile(energy, [5, 95]) if safe.size else np.array([0.0, 1.0])
+        energy = self.danced_energy(moves[fits] if fits.sum() >= MIN_STYLE_MOVES else moves, count_s)
+        bounds = np.percentile(energy, ENERGY_RANGE) if safe.size else np.array([0.0, 1.0])
         self.e_lo, self.e_hi = float(bounds[0]), float(bounds[1])
         self.used_seconds: set[int] = set()
         self.rounds = 0
         """Times every safe move had been taught and the routine began teaching them again."""
         self.used_names: Counter[str] = Counter()
+        self.taught: list[int] = []
         self.names = {p: move_name(library, p) for p in safe.tolist()}
         first, last = library.phrase_seconds
         self.seconds = [set(range(int(a), int(b) + 1)) for a, b in zip(first, last, strict=True)]
 
-    def danced_energy(self, phrases: np.ndarray, duration_s: float) -> np.ndarray:
-        """The motion energy ``phrases`` have danced over ``duration_s``: a stretch ``s`` plays the
-        motion ``s`` times slower, so its mean squared joint speed is divided by ``s ** 2``."""
+    def danced_energy(self, phrases: np.ndarray, duration_s: float, amplitude: float = 1.0) -> np.ndarray:
+        """The motion energy ``phrases`` have danced over ``duration_s`` with the arms at
+        ``amplitude``: a stretch ``s`` plays the motion ``s`` times slower, so its mean squared joint
+        speed is divided by ``s ** 2``; between :data:`ARM_MIN` and 1 the arms' share goes with the
+        amplitude squared (their speeds scale with it)."""
         stretch = duration_s / self.lib.phrase_duration_s[phrases]
-        return self.lib.phrase_energy[phrases] / stretch**2
+        share = (amplitude**2 - ARM_MIN**2) / (1.0 - ARM_MIN**2)
+        gentle = self.gentle[phrases]
+        return (gentle + share * (self.full[phrases] - gentle)) / stretch**2
+
+    def amplitude_for(self, phrase: int, target: float, duration_s: float) -> float:
+        """The arm amplitude, :data:`ARM_MIN` to 1, at which ``phrase`` danced over ``duration_s``
+        has the energy ``target`` asks for (1 where even that is not enough)."""
+        one = np.array([phrase])
+        full = float(self.danced_energy(one, duration_s)[0])
+        gentle = float(self.danced_energy(one, duration_s, ARM_MIN)[0])
+        if full - gentle <= 1e-9:
+            return 1.0
+        share = float(np.clip((self.energy_for(target) - gentle) / (full - gentle), 0.0, 1.0))
+        return round(float(np.sqrt(ARM_MIN**2 + share * (1.0 - ARM_MIN**2))), 3)
+
+    def miss(self, phrases: np.ndarray, target: float, duration_s: float) -> np.ndarray:
+        """How far ``target``'s energy lies outside what each phrase can dance, :data:`ARM_MIN` to
+        full arms, as a share of the pool's range (0 where an amplitude reaches it)."""
+        e = self.energy_for(target)
+        low = self.danced_energy(phrases, duration_s, ARM_MIN)
+        high = self.danced_energy(phrases, duration_s)
+        return np.maximum(np.maximum(low - e, e - high), 0.0) / max(self.e_hi - self.e_lo, 1e-9)
 
     def energy_for(self, target: float) -> float:
         return float(self.e_lo + np.clip(target, 0.0, 1.0) * (self.e_hi - self.e_lo))
@@ -145,23 +218,41 @@ class _Chooser:
     def pick(
         self, target: float, duration_s: float, *, beats: int | None, after: int | None, fresh: bool
     ) -> int:
+        """The phrase to dance at ``target`` over ``duration_s``: energy first, then the other costs.
+
+        A taught move (``fresh``) comes from the first of these that is not empty: the moves not
+        taught yet whose danced energy is within :data:`ENERGY_TOLERANCE` of the target's, those
+        within :data:`FRESH_TOLERANCE`, the moves taught before (not the last two, nor their mirror
+        images) within :data:`ENERGY_TOLERANCE`, then every move not taught yet. Within it, missing
+        the target costs :data:`ENERGY_WEIGHT` against the rest.
+        """
         lib = self.lib
         pool = self.safe if beats is None else self.safe[lib.phrase_beats[self.safe] == beats]
-        if fresh:
-            unused = np.array(
-                [p for p in pool.tolist() if not self.seconds[p] & self.used_seconds], dtype=int
-            )
-            if unused.size == 0 and pool.size:  # every safe move taught already: teach them again
-                self.used_seconds.clear()
-                self.rounds += 1
-                unused = pool
-            pool = unused
         if pool.size == 0:
             raise ParameterError(
                 "the library has too few phrases that pass the workout's rules for this song"
             )
-        scale = max(self.e_hi - self.e_lo, 1e-9)
-        cost = ENERGY_WEIGHT * ((self.danced_energy(pool, duration_s) - self.energy_for(target)) / scale) ** 2
+        miss = self.miss(pool, target, duration_s)
+        if fresh:
+            unused = np.array([not self.seconds[p] & self.used_seconds for p in pool.tolist()])
+            if not unused.any():  # every safe move taught already: teach them again
+                self.used_seconds.clear()
+                self.rounds += 1
+                unused[:] = True
+            taught = {q for p in self.taught[:-2] for q in (p, int(lib.mirror_phrase[p]))}
+            taught -= {q for p in self.taught[-2:] for q in (p, int(lib.mirror_phrase[p]))}
+            near = miss <= ENERGY_TOLERANCE
+            tiers = (
+                near & unused,
+                (miss <= FRESH_TOLERANCE) & unused,
+                near & np.isin(pool, list(taught)),
+                unused,
+            )
+            keep = next(tier for tier in tiers if tier.any())
+            pool, miss = pool[keep], miss[keep]
+        cost = ENERGY_WEIGHT * miss**2
+        gentler = np.array([1.0 - self.amplitude_for(p, target, duration_s) for p in pool.tolist()])
+        cost += AMPLITUDE_WEIGHT * gentler**2
         stretch = duration_s / lib.phrase_duration_s[pool]
         cost += (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
         cost += 4.0 * ((stretch < MIN_STRETCH) | (stretch > MAX_STRETCH))
@@ -177,16 +268,13 @@ class _Chooser:
             )
             cost += 0.5 * np.where(np.isfinite(into), into, 50.0)
         if fresh:
-            cost += (
-                1.5 * np.array([self.used_names[move_name(lib, p)] for p in pool.tolist()])
-                if pool.size < 400
-                else 0
-            )
+            cost += 1.5 * np.array([self.used_names[self.names[p]] for p in pool.tolist()])
         cost += 0.3 * self.rng.random(pool.size)
         chosen = int(pool[int(np.argmin(cost))])
         if fresh:
             self.used_seconds |= self.seconds[chosen]
             self.used_names[self.names[chosen]] += 1
+            self.taught.append(chosen)
         return chosen
 
 
@@ -251,6 +339,7 @@ def plan_workout(
     targets = target_intensity(profile, centres, duration, curve=curve, switches_s=switches)
 
     chosen: list[tuple] = []
+    amplitudes: list[float] = []  # per segment, its arm_amplitude
     cue_parts: list[tuple] = []  # (slot index or -1, move phrase, side, block kind, target)
     taught: list[int] = []
     counted_index = 0
@@ -268,6 +357,7 @@ def plan_workout(
                 chosen.append(
                     (slot.bar, p, slot.n_bars, 0.0, span / library.phrase_duration_s[p], None, False)
                 )
+                amplitudes.append(1.0)
                 cue_parts.append((-1, p, "-", "free", t))
                 last_phrase = p
             continue
@@ -285,16 +375,13 @@ def plan_workout(
             )
             if kind == "combine" and len(taught) >= 2:
                 a, b = taught[-2], taught[-1]
-                e = chooser.danced_energy(np.array([a, b]), span).mean()
-                if abs(e - chooser.energy_for(float(block_targets.mean()))) > 0.35 * (
-                    chooser.e_hi - chooser.e_lo
-                ):
+                if chooser.miss(np.array([a, b]), float(block_targets.mean()), span).max() > ENERGY_TOLERANCE:
                     kind = "teach"
             else:
                 kind = "teach"
             if kind == "teach":
                 a = chooser.pick(
-                    float(block_targets.mean()), span, beats=MOVE_BEATS, after=last_phrase, fresh=True
+                    float(block_targets.max()), span, beats=MOVE_BEATS, after=last_phrase, fresh=True
                 )
                 taught.append(a)
                 right = (size + 1) // 2
@@ -310,12 +397,21 @@ def plan_workout(
             ):
                 stretch = (bars.starts[slot.bar + 2] - bars.starts[slot.bar]) / library.phrase_duration_s[p]
                 chosen.append((slot.bar, p, 2, 1.0, stretch, None, False))
+                amplitudes.append(
+                    chooser.amplitude_for(p, float(t), float(stretch * library.phrase_duration_s[p]))
+                )
                 cue_parts.append((counted_index + i + j, move, side, kind, float(t)))
                 last_phrase = p
             n_blocks += 1
             i += size
         counted_index += len(run)
     plan = _to_plan(library, bars, chosen, library.styles[style_index], energy, seed, style_index)
+    plan = replace(
+        plan,
+        segments=tuple(
+            replace(segment, arm_amplitude=a) for segment, a in zip(plan.segments, amplitudes, strict=True)
+        ),
+    )
     cues = _cue_sheet(library, plan, cue_parts)
     counts = Counter(r for rs in reasons for r in rs)
     listed = tuple(
@@ -348,6 +444,7 @@ def plan_workout(
         cues=cues,
         excluded=dict(counts),
         excluded_phrases=listed,
+        target_energy_m2_s2=(round(chooser.e_lo, 4), round(chooser.e_hi, 4)),
     )
     return replace(plan, notes=(*plan.notes, note), routine=workout)
 
@@ -356,13 +453,18 @@ def _cue_sheet(library: PhraseLibrary, plan: Plan, parts: list[tuple]) -> tuple[
     """One cue per segment: the move's number and name, side, repeat, the count the next move starts."""
     numbers: dict[int, int] = {}
     names: dict[int, str] = {}
-    seen_names: Counter[str] = Counter()
+    alike: dict[str, list[dict[str, float]]] = {}  # a name's moves so far, by their features
     for _, move, _, kind, _ in parts:
         if kind != "free" and move not in numbers:
             numbers[move] = len(numbers) + 1
+            features = phrase_features(library, move)
             name = move_name(library, move)
-            seen_names[name] += 1
-            names[move] = name if seen_names[name] == 1 else f"{name} ({seen_names[name]})"
+            if name in alike:
+                qualified = f"{name}, {distinguish(features, alike[name])}"
+                taken = set(names.values())
+                name = qualified if qualified not in taken else f"{qualified} {numbers[move]}"
+            alike.setdefault(move_name(library, move), []).append(features)
+            names[move] = name
     count_at = [8 * index + 1 if index >= 0 else None for index, *_ in parts]
     cues = []
     repeat = 0

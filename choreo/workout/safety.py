@@ -5,11 +5,17 @@ no inversions), avoids deep spinal flexion and stays inside the joint limits
 with a margin; low impact also keeps a foot on the floor in every frame. That
 last rule is stricter than the library's airborne bit (every joint clears 5 cm,
 :func:`choreo.motion.contacts.airborne_frames`), which lets small hops
-through: a frame is in flight here when none of the four foot points (ankles,
-toes) is under its contact height (:func:`choreo.motion.contacts.point_contacts`,
-without the speed condition). The same functions screen the library's phrases
+through, and is two rules: a frame is in flight when none of the four foot
+points (ankles, toes) is under its contact height
+(:func:`choreo.motion.contacts.point_contacts`, without the speed condition),
+and when the contact track has neither foot down
+(:func:`choreo.postprocess.contacts.detect_contacts`, the track the feet are
+locked by and the summary reports: heights with hysteresis, and a foot sliding
+faster than 1 m/s is not down). The same rules screen the library's phrases
 (:func:`screen_phrases`, with margins) and measure the finished routine
-(:func:`measure_safety`, the rules themselves).
+(:func:`measure_safety`, the rules themselves). A low-impact dance's track
+holds a foot down through the few frames of a junction between two phrases
+where it has neither (:func:`hold_a_foot_down`), so the lock plants that foot.
 
 Besides safety, a phrase a class repeats must be followable on the spot: one
 that travels more than :data:`MAX_TRAVEL_M` or turns more than
@@ -24,6 +30,7 @@ import numpy as np
 
 from choreo.choreography.library import PhraseLibrary
 from choreo.choreography.phrases import FLOOR_PELVIS_M
+from choreo.contracts.contacts import ContactTrack
 from choreo.motion.contacts import (
     ANKLE_CONTACT_HEIGHT_M,
     TOE_CONTACT_HEIGHT_M,
@@ -33,6 +40,8 @@ from choreo.motion.contacts import (
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import SMPL
+from choreo.postprocess.chain import postprocess
+from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.joint_limits import limit_violation_mask
 
 __all__ = [
@@ -44,8 +53,11 @@ __all__ = [
     "MAX_TURN_RAD",
     "FLIGHT_TOLERANCE_M",
     "SafetyReport",
+    "contact_flight",
+    "hold_a_foot_down",
     "keep_a_foot_down",
     "measure_safety",
+    "performed_flight",
     "rule_frames",
     "screen_phrases",
 ]
@@ -99,11 +111,21 @@ def rule_frames(
     }
 
 
+def contact_flight(track: ContactTrack) -> np.ndarray:
+    """``[frames]`` bool: the frames of ``track`` where neither foot (heel or toe) is down."""
+    return np.asarray(~track.feet.any(axis=1))
+
+
 @dataclass(frozen=True)
 class SafetyReport:
-    """Frames of a finished motion that break each rule (all zero for a safe low-impact routine)."""
+    """Frames of a finished motion that break each rule (all zero for a safe low-impact routine).
+
+    ``flight_frames`` by the strict height rule, ``contact_flight_frames`` by the contact track
+    detected on the finished motion itself (:func:`choreo.postprocess.contacts.detect_contacts`).
+    """
 
     flight_frames: int
+    contact_flight_frames: int
     head_below_hips_frames: int
     floor_work_frames: int
     inversion_frames: int
@@ -117,6 +139,7 @@ def measure_safety(motion: Motion) -> SafetyReport:
     broken = rule_frames(joint_positions(motion), motion.fps)
     return SafetyReport(
         flight_frames=int(broken["flight"].sum()),
+        contact_flight_frames=int(contact_flight(detect_contacts(motion)).sum()),
         head_below_hips_frames=int(broken["head below hips"].sum()),
         floor_work_frames=int(broken["floor work"].sum()),
         inversion_frames=int(broken["inversion"].sum()),
@@ -130,8 +153,12 @@ def screen_phrases(library: PhraseLibrary, phrases: np.ndarray, *, impact: str) 
     """Why each of ``phrases`` may not be danced in a workout of ``impact``: an empty tuple if it may.
 
     The rules of :func:`rule_frames` with :data:`HEAD_MARGIN_M`, the joint limits with
-    :data:`LIMIT_MARGIN_RAD`, flight only for low impact, and the followability rules (travel,
-    turn, held pose). A mirror image is screened as its original (the rules are symmetric).
+    :data:`LIMIT_MARGIN_RAD`, the followability rules (travel, turn, held pose), and for low
+    impact flight by both rules: the strict height rule, and the contact track of the phrase's
+    clip danced as a dance of its own, raw and performed (post-processed, its feet locked:
+    :func:`performed_flight`); the contact track is read only on the clips that hold a phrase
+    passing every other rule (it costs a clean-up), so the count of phrases left out for flight
+    is of those. A mirror image is screened as its original (the rules are symmetric).
     """
     first, last = library.phrase_frames
     motion = Motion(
@@ -145,8 +172,7 @@ def screen_phrases(library: PhraseLibrary, phrases: np.ndarray, *, impact: str) 
         head_margin_m=HEAD_MARGIN_M,
         flight_tolerance_m=FLIGHT_TOLERANCE_M,
     )
-    if impact != "low":
-        del broken["flight"]
+    flight = broken.pop("flight")
     limits = limit_violation_mask(motion, tolerance_rad=-LIMIT_MARGIN_RAD).any(axis=1)
     cumulative = {name: np.concatenate([[0], np.cumsum(mask)]) for name, mask in broken.items()}
     cumulative["outside joint limits"] = np.concatenate([[0], np.cumsum(limits)])
@@ -160,8 +186,30 @@ def screen_phrases(library: PhraseLibrary, phrases: np.ndarray, *, impact: str) 
             reasons.append("turns")
         if library.phrase_still[p]:
             reasons.append("held pose")
-        out.append(tuple(reasons))
-    return out
+        out.append(reasons)
+    if impact == "low":
+        starts = np.append(library.clip_start, motion.n_frames)
+        chosen = np.asarray(phrases, dtype=np.int64)
+        clips = np.searchsorted(starts, first[chosen], side="right") - 1
+        for k in np.unique(clips[[not r for r in out]]).tolist():
+            a, b = int(starts[k]), int(starts[k + 1])
+            clip = Motion(
+                fps=motion.fps, root_translation=motion.root_translation[a:b], rotations=motion.rotations[a:b]
+            )
+            flight[a:b] |= performed_flight(clip)
+        in_flight = np.concatenate([[0], np.cumsum(flight)])
+        for p, reasons in zip(chosen.tolist(), out, strict=True):
+            if in_flight[int(last[p]) + 1] > in_flight[int(first[p])]:
+                reasons.insert(0, "flight")
+    return [tuple(r) for r in out]
+
+
+def performed_flight(motion: Motion) -> np.ndarray:
+    """``[frames]`` bool: frames of a raw ``motion`` where its contact track has neither foot down,
+    raw or after the clean-up a dance gets (:func:`choreo.postprocess.postprocess`, whose foot locks
+    can move a foot faster than a contact allows where a lock gives way)."""
+    raw = detect_contacts(motion)
+    return contact_flight(raw) | contact_flight(detect_contacts(postprocess(motion, contacts=raw)))
 
 
 def keep_a_foot_down(motion: Motion) -> Motion:
@@ -180,3 +228,24 @@ def keep_a_foot_down(motion: Motion) -> Motion:
     root = motion.root_translation.copy()
     root[:, 1] -= drop
     return Motion(fps=motion.fps, root_translation=root, rotations=motion.rotations, skeleton=motion.skeleton)
+
+
+def hold_a_foot_down(track: ContactTrack) -> ContactTrack:
+    """``track`` with a foot held down through every run of frames where neither foot is.
+
+    For low-impact routines, whose phrases keep a foot down (:func:`screen_phrases`): what is
+    left are a few frames at the junctions of the blend, where a stance foot slides. Through
+    such a run the foot down in the frame before it stays down (the one after it, for a run at
+    the start), so the feet's lock (:func:`choreo.postprocess.foot_locking.lock_feet`) plants it
+    there. A track without any foot down is returned as it is: there is no stance to hold.
+    """
+    frames = track.frames.copy()
+    gap = contact_flight(track)
+    down = np.flatnonzero(~gap)
+    if not gap.any() or down.size == 0:
+        return track
+    edges = np.diff(np.concatenate([[0], gap.astype(np.int8), [0]]))
+    for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
+        source = start - 1 if start > 0 else stop
+        frames[start:stop, :4] = frames[source, :4]
+    return ContactTrack(track.fps, frames)

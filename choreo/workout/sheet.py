@@ -24,7 +24,7 @@ from choreo.models.energy import energy_calibration, intensity_level, kcal_per_m
 from choreo.motion import Motion, joint_positions
 from choreo.workout.safety import measure_safety
 
-__all__ = ["cue_energy", "routine_sheet"]
+__all__ = ["cue_energy", "met_error_to_target", "routine_sheet"]
 
 
 def cue_energy(positions: np.ndarray, fps: float, spans_s: list[tuple[float, float]]) -> np.ndarray:
@@ -34,6 +34,26 @@ def cue_energy(positions: np.ndarray, fps: float, spans_s: list[tuple[float, flo
         a, b = int(round(start * fps)), min(int(round(end * fps)) + 1, positions.shape[0])
         out[i] = motion_energy(positions[a:b], fps=fps) if b - a >= 2 else 0.0
     return out
+
+
+def met_error_to_target(
+    energy: np.ndarray, targets: np.ndarray, target_energy_m2_s2: tuple[float, float]
+) -> float | None:
+    """Root mean square, in MET, of 8-counts' measured ``energy`` (m^2/s^2) against their
+    ``targets`` (0..1), each target made an energy on the line ``target_energy_m2_s2`` (the
+    plan's energy for intensity 0 and 1) and both made MET by the calibration.
+
+    Where a profile's target is nearly flat (``steady`` between its warm-up and cool-down) the
+    correlation says little, this still does. ``None`` without 8-counts or a target energy.
+    """
+    low, high = target_energy_m2_s2
+    if len(energy) == 0 or high <= 0:
+        return None
+    calibration = energy_calibration()
+    aimed = low + np.asarray(targets, dtype=np.float64) * (high - low)
+    met = np.array([calibration.met(float(e)) for e in energy])
+    met_aimed = np.array([calibration.met(float(e)) for e in aimed])
+    return float(np.sqrt(np.mean((met - met_aimed) ** 2)))
 
 
 def routine_sheet(
@@ -72,6 +92,7 @@ def routine_sheet(
         if len(counted) > 2 and measured.std() > 0 and targets.std() > 0
         else float("nan")
     )
+    met_error = met_error_to_target(measured, targets, routine.target_energy_m2_s2)
     safety = measure_safety(motion)
     minutes = motion.n_frames / motion.fps / 60.0
     return RoutineSheet(
@@ -85,6 +106,7 @@ def routine_sheet(
         kcal_total=round(kcal_per_min(whole, body_mass_kg) * minutes, 1),
         intensity_level=intensity_level(whole),
         correlation_to_target=round(correlation, 4),
+        met_rms_error_to_target=None if met_error is None else round(met_error, 3),
         safety={k: v for k, v in asdict(safety).items() if k != "frames"}
         | (
             {}

@@ -11,7 +11,7 @@ from choreo.audio import MusicFeatures, extract_features, feature_sr, load_audio
 from choreo.audio.structure import MusicStructure, analyze_structure
 from choreo.errors import ParameterError
 
-from .conftest import DEMO_SONG, click_track
+from .conftest import DEMO_SONG, click_track, clicks_at
 
 FPS = 30
 SR = feature_sr(FPS)
@@ -210,3 +210,48 @@ def test_a_song_without_frames_is_refused() -> None:
     )
     with pytest.raises(ParameterError, match="no frames"):
         analyze_structure(empty)
+
+
+def _quiet(duration_s: float, *, seed: int = 1) -> np.ndarray:
+    """Faint noise: the silence of a break."""
+    return np.random.default_rng(seed).normal(scale=1e-3, size=int(duration_s * SR)).astype(np.float32)
+
+
+def test_beats_then_silence_then_beats_is_one_break_from_the_last_hit_to_the_return() -> None:
+    loud = _section("A", bars=6, bpm=120.0, seed=0)  # 12 s, a hit on every beat, the pad to its end
+    structure = analyze_structure(_features(np.concatenate([loud, _quiet(2.0), loud])))
+    assert structure.breaks.shape == (1, 2)
+    start, end = structure.breaks[0]
+    assert 11.5 - 0.05 <= start <= 12.0 + 0.05  # the last hit (11.5 s) or where the pad stops (12 s)
+    assert end == pytest.approx(14.0, abs=0.07)  # the first hit after the silence
+
+
+def test_a_one_beat_stop_inside_a_bar_is_a_break() -> None:
+    beats = np.arange(0.5, 20.0, 0.5)
+    beats = beats[np.abs(beats - 6.0) > 0.01]  # beat 2 of the fourth bar is left out
+    y = clicks_at(beats, duration_s=21.0, sr=SR)
+    np.testing.assert_allclose(analyze_structure(_features(y)).breaks, [[5.5, 6.5]], atol=0.05)
+
+
+def test_music_that_goes_on_or_only_ends_has_no_breaks() -> None:
+    loud = _section("A", bars=6, bpm=120.0, seed=0)
+    assert analyze_structure(_features(np.concatenate([loud, loud]))).breaks.shape == (0, 2)
+    # the song ends in silence and starts after some: neither is a break
+    y = np.concatenate([_quiet(3.0), loud, _quiet(4.0)])
+    assert analyze_structure(_features(y)).breaks.shape == (0, 2)
+    assert analyze_structure(_features(_tone(20.0))).breaks.shape == (0, 2)
+
+
+def test_a_song_that_always_leaves_gaps_has_no_breaks() -> None:
+    # 120 BPM with the fourth beat of every bar left out: a gap of two beats, like a one-beat stop,
+    # but in every bar, so no longer than the gaps before it (without that rule, 12 breaks)
+    beats = np.arange(0.5, 30.0, 0.5)
+    y = clicks_at(beats[np.arange(beats.size) % 4 != 3], duration_s=31.0, sr=SR, accent_every=3)
+    assert analyze_structure(_features(y)).breaks.shape == (0, 2)
+
+
+def test_breaks_are_checked() -> None:
+    structure = analyze_structure(_features(_section("A", bars=4, bpm=120.0, seed=0)))
+    fields = {name: getattr(structure, name) for name in structure.__dataclass_fields__}
+    with pytest.raises(ParameterError, match="breaks"):
+        MusicStructure(**{**fields, "breaks": np.array([[2.0, 1.0]])})

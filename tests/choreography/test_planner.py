@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -25,6 +25,7 @@ class Bars:
     section_labels: np.ndarray
     steady: np.ndarray
     duration_s: float
+    breaks: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
 
 def steady_song(duration_s: float, bpm: float, *, meter: int = 4, labels: np.ndarray | None = None) -> Bars:

@@ -280,3 +280,41 @@ def test_the_planner_avoids_what_the_stall_measure_counts() -> None:
     from choreo.metrics.stalls import MUSIC_HOLD_FRACTION, STALL_FRACTION
 
     assert (HELD_POSE_FRACTION, QUIET_BAR_FRACTION) == (STALL_FRACTION, MUSIC_HOLD_FRACTION)
+
+
+# Holds on breaks
+
+
+def test_a_dancer_that_holds_on_the_breaks_is_slow_in_them_and_not_in_another_songs() -> None:
+    from choreo.metrics.break_holds import break_speed_ratio, tiled_breaks
+    from choreo.metrics.context import DanceContext, score_in_context
+
+    positions = _circling(900)
+    positions[300:360] = positions[300]  # held over the break at 10-12 s
+    own = np.array([[10.0, 12.0]])
+    other = np.array([[4.0, 6.0], [20.0, 21.5]])
+    assert break_speed_ratio(positions, own, fps=FPS) < 0.05
+    # about 1: the other song's breaks miss the hold (outside them, the hold lowers the mean a little)
+    assert break_speed_ratio(positions, other, fps=FPS) == pytest.approx(1.0, abs=0.1)
+    blind = _circling(900)  # a dancer that does not hear the break
+    assert break_speed_ratio(blind, own, fps=FPS) == pytest.approx(1.0, abs=0.05)
+    assert break_speed_ratio(positions, np.zeros((0, 2)), fps=FPS) is None
+    np.testing.assert_allclose(
+        tiled_breaks(other, song_duration_s=25.0, cover_s=40.0), [[4, 6], [20, 21.5], [29, 31], [45, 46.5]]
+    )
+    # the music stopped there: the hold is no stall, as it is without the break
+    bars = np.arange(0.0, 30.0, 2.0)
+    context = DanceContext(
+        own_beats_s=np.arange(0.0, 30.0, 0.5),
+        mismatched_beats_s=None,
+        bar_starts_s=bars,
+        bar_energy=np.ones(bars.size),
+        section_labels=np.zeros(bars.size, dtype=int),
+        breaks_s=own,
+        mismatched_breaks_s=other,
+    )
+    scores = score_in_context(positions, context, fps=FPS)
+    assert scores["stall_s"] == 0.0 and scores["break_speed_own"] < 0.05
+    assert scores["break_speed_mismatched"] == pytest.approx(1.0, abs=0.1)
+    unheard = score_in_context(positions, DanceContext(**{**context.__dict__, "breaks_s": None}), fps=FPS)
+    assert unheard["stall_s"] > 1.0 and unheard["break_speed_own"] is None
