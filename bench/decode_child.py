@@ -1,10 +1,12 @@
-"""A short song's decode and analysis: in the worker's own process, in a child of a cold forkserver,
-in a child of a warmed one (``worker.isolated``, ``worker.warm_decode``).
+"""A short song's decode and analysis: in the worker's own process, in a fresh child of a cold
+forkserver, in a fresh child of a warmed one, and in a long-lived child of the warmed one
+(``worker.isolated``, ``worker.warm_decode``).
 
-A CPU worker decodes and analyses each song in a child forked from a forkserver, so that a deadline can
-kill a decoder that hangs. The child costs a fork, and, if the forkserver has only imported the
+A CPU worker decodes and analyses each song in a child process, so that a deadline can kill a decoder
+that hangs. A child forked for each song costs a fork, and, if the forkserver has only imported the
 pipeline, the set-up a first analysis does (filterbanks, FFT plans, codec set-up), redone in every
-child and thrown away with it. The warmed forkserver has analysed a few seconds of clicks once.
+child and thrown away with it; the warmed forkserver has analysed a few seconds of clicks once. What
+ships keeps each pool thread's child for call after call (``child_reused``): a song pays two messages.
 
 Three modes, each in a process of its own (as each worker has one forkserver), fresh each round,
 take the same songs in turns: ``--rounds`` rounds over ``--songs`` distinct 6 s WAV cuts (the load
@@ -36,13 +38,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-MODES = ("in_process", "child_cold", "child_warm")
+MODES = ("in_process", "child_cold", "child_warm", "child_reused")
 ENV = {"OMP_NUM_THREADS": "1", "CHOREO_ENGINE_THREADS": "1"}
 """As the stack runs its workers."""
 
 
-def timed_prepare(song: Path, fps: int) -> tuple[float, float, int]:
-    """Decode and analyse ``song``; this process's CPU seconds before and after, and the frames found.
+def timed_prepare(song: Path, fps: int) -> tuple[float, float, int, int]:
+    """Decode and analyse ``song``; this process's CPU seconds before and after, the frames found and
+    this process's id.
 
     Module-level (and this module importable as ``bench.decode_child``), so that it pickles into a
     forkserver's child. A forked child starts with no CPU time of its own, so there the CPU is the
@@ -52,7 +55,7 @@ def timed_prepare(song: Path, fps: int) -> tuple[float, float, int]:
 
     started = time.process_time()
     features = prepare_song(song, fps=fps)
-    return started, time.process_time(), int(features.n_frames)
+    return started, time.process_time(), int(features.n_frames), os.getpid()
 
 
 def _cpu_of(pid: int) -> float:
@@ -66,6 +69,7 @@ def serve_mode(mode: str) -> None:
     from multiprocessing import forkserver
 
     from choreo.runners import native_fps
+    from worker import isolated
     from worker.isolated import PRELOAD, run_isolated, start_forkserver
 
     fps = native_fps("blend")
@@ -74,22 +78,30 @@ def serve_mode(mode: str) -> None:
         # Cold: the forkserver as it was, the pipeline imported and nothing run. Both preload this
         # script too (as the main module, which each child would otherwise run again, and by its
         # name, for the call), which a worker's children need not import.
-        preload = [m for m in PRELOAD if mode == "child_warm" or m != "worker.warm_decode"]
+        preload = [m for m in PRELOAD if mode != "child_cold" or m != "worker.warm_decode"]
         multiprocessing.get_context("forkserver").set_forkserver_preload(
             [*preload, "__main__", "bench.decode_child"]
         )
         start_forkserver()
         server_pid = forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    if mode in ("child_cold", "child_warm"):
+        isolated.CALLS_PER_CHILD = 1  # a fresh child for every song, as before the children were kept
+    child_pid = 0  # the kept child, known from the call before
     for line in sys.stdin:
         call = partial(timed_prepare, Path(line.strip()), fps)
         server = _cpu_of(server_pid) if server_pid else 0.0
+        kept_before = _cpu_of(child_pid) if child_pid else 0.0
         wall, mine = time.perf_counter(), time.process_time()
         if mode == "in_process":
-            _, _, frames = call()
+            _, _, frames, _ = call()
             child_start = child = 0.0
         else:
-            child_start, child, frames = run_isolated(call, timeout_s=60, what="decoding the song")
+            child_start, child, frames, pid = run_isolated(call, timeout_s=60, what="decoding the song")
         wall, mine = time.perf_counter() - wall, time.process_time() - mine
+        if mode == "child_reused":
+            # the kept child's CPU over this call, its messages included (none before its first call)
+            child_start, child = 0.0, (_cpu_of(pid) - kept_before if pid == child_pid else child)
+            child_pid = pid
         server = _cpu_of(server_pid) - server if server_pid else 0.0
         row = {
             "wall_s": wall,
@@ -170,7 +182,7 @@ def main() -> int:
                 print(f"round {r + 1} {mode}: {_summary(rows[mode])}", flush=True)
     summary = {mode: _summary([row for run in rounds for row in run]) for mode, rounds in runs.items()}
     base = summary["in_process"]
-    for mode in ("child_cold", "child_warm"):
+    for mode in MODES[1:]:
         for what in ("wall", "cpu"):
             summary[mode][f"{what}_ms_more_than_in_process"] = round(
                 summary[mode][f"{what}_ms_median"] - base[f"{what}_ms_median"], 1
