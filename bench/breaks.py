@@ -3,9 +3,10 @@
 Usage::
 
     .venv/bin/python -P bench/breaks.py [--cache ~/.cache/choreo/breaks] [--out bench/results/breaks.json]
+    .venv/bin/python -P bench/breaks.py --held-out --out bench/results/breaks_heldout.json
 
 Songs: the beat-truth set's composer (:mod:`bench.beat_truth.compose`) writes
-:data:`SONGS` (twelve styles, 4/4 and 3/4, 88 to 176 BPM), and three breaks are
+:data:`STYLES` (twelve styles, 4/4 and 3/4, 88 to 176 BPM; :func:`songs`), and three breaks are
 cut into each at known bars, one of each kind in :data:`KINDS`: every note that
 would start inside the break is dropped and every note that would sound on
 into it is cut to a short stab. FluidSynth renders them and the beat-truth
@@ -39,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -54,26 +56,34 @@ WINDOW_S = 0.1
 
 BUILD_VERSION = 2
 
-SONGS: tuple[Recipe, ...] = tuple(
-    Recipe(style, 101 + k, bpm, seconds, meter=meter)
-    for k, (style, bpm, seconds, meter) in enumerate(
-        [
-            ("rock", 124, 50, "4/4"),
-            ("funk", 104, 50, "4/4"),
-            ("house", 126, 50, "4/4"),
-            ("hiphop", 88, 55, "4/4"),
-            ("son_montuno", 96, 50, "4/4"),
-            ("samba", 100, 50, "4/4"),
-            ("march", 116, 50, "4/4"),
-            ("alberti", 112, 50, "4/4"),
-            ("medium_swing", 132, 50, "4/4"),
-            ("boogie", 168, 45, "4/4"),
-            ("big_band", 176, 45, "4/4"),
-            ("waltz", 168, 50, "3/4"),
-        ]
-    )
+STYLES = (
+    ("rock", 124, 50, "4/4"),
+    ("funk", 104, 50, "4/4"),
+    ("house", 126, 50, "4/4"),
+    ("hiphop", 88, 55, "4/4"),
+    ("son_montuno", 96, 50, "4/4"),
+    ("samba", 100, 50, "4/4"),
+    ("march", 116, 50, "4/4"),
+    ("alberti", 112, 50, "4/4"),
+    ("medium_swing", 132, 50, "4/4"),
+    ("boogie", 168, 45, "4/4"),
+    ("big_band", 176, 45, "4/4"),
+    ("waltz", 168, 50, "3/4"),
 )
 """Dense styles: music that goes on on every beat, so the only breaks are the cut ones."""
+
+TUNING_FIRST_SEED, HELD_OUT_FIRST_SEED = 101, 201
+"""The detection's thresholds were chosen on the songs seeded from 101; those from 201 (other
+arrangements, other break positions) were rendered afterwards and never tuned on."""
+
+
+def songs(first_seed: int) -> tuple[Recipe, ...]:
+    """:data:`STYLES` composed with seeds counting up from ``first_seed``."""
+    return tuple(
+        Recipe(style, first_seed + k, bpm, seconds, meter=meter)
+        for k, (style, bpm, seconds, meter) in enumerate(STYLES)
+    )
+
 
 KINDS = ("stop-bar", "one-beat", "chord-bar")
 """Break kinds, one of each per song: a hit on a downbeat and silence to the next bar; a hit, one
@@ -142,11 +152,11 @@ def truth_of(score: Score, cuts: list[Cut]) -> list[dict]:
     return rows
 
 
-def build(cache: Path) -> list[dict]:
+def build(cache: Path, recipes: tuple[Recipe, ...]) -> list[dict]:
     """Render every song with its breaks into ``cache`` (once); their truth records."""
     cache.mkdir(parents=True, exist_ok=True)
     records = []
-    for recipe in SONGS:
+    for recipe in recipes:
         name = f"{recipe.style}-{recipe.seed}"
         record_path = cache / f"{name}.json"
         if record_path.is_file() and json.loads(record_path.read_text())["version"] == BUILD_VERSION:
@@ -160,8 +170,6 @@ def build(cache: Path) -> list[dict]:
         rng = np.random.default_rng(recipe.seed + 1000)
         audio = render_midi(midi, cache / f"{name}.render.wav", reverb_room=float(rng.uniform(0.1, 0.5)))
         (cache / f"{name}.render.wav").unlink()
-        import soundfile as sf
-
         sf.write(cache / f"{name}.flac", master(audio, sr=RENDER_SR, rng=rng), RENDER_SR, subtype="PCM_16")
         record = {
             "version": BUILD_VERSION,
@@ -191,26 +199,14 @@ def score_detection(truth: np.ndarray, found: np.ndarray) -> dict:
     }
 
 
-def speed_ratio(speed: np.ndarray, breaks: np.ndarray, fps: float) -> float | None:
-    """Mean joint speed inside ``breaks`` over the mean outside them (None where no frame is inside)."""
-    t = np.arange(speed.size) / fps
-    inside = np.zeros(speed.size, dtype=bool)
-    for a, b in breaks:
-        inside |= (t >= a) & (t < b)
-    if not inside.any() or inside.all():
-        return None
-    return float(speed[inside].mean() / speed[~inside].mean())
-
-
-def joint_speed(poses: np.ndarray, fps: float) -> np.ndarray:
-    """Mean joint speed per frame (m/s) of guide poses ``[F, 75]``."""
+def joint_positions_of(poses: np.ndarray, fps: float) -> np.ndarray:
+    """Joint positions ``[F, 24, 3]`` of guide poses ``[F, 75]``."""
     from choreo.motion.kinematics import joint_positions
     from choreo.motion.motion import Motion
 
-    motion = Motion(fps=fps, root_translation=poses[:, 72:75], rotations=poses[:, :72].reshape(-1, 24, 3))
-    positions = joint_positions(motion)
-    speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1).mean(axis=1) * fps
-    return np.append(speed, speed[-1])
+    return joint_positions(
+        Motion(fps=fps, root_translation=poses[:, 72:75], rotations=poses[:, :72].reshape(-1, 24, 3))
+    )
 
 
 def main() -> None:
@@ -218,6 +214,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--style", default="salsa")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--held-out", action="store_true", help="the songs seeded from 201, which the thresholds never saw"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "breaks.json")
     args = parser.parse_args()
     missing = fluidsynth_missing()
@@ -227,11 +226,13 @@ def main() -> None:
     from choreo.choreography.guide import build_guide
     from choreo.choreography.library import shipped_library
     from choreo.choreography.planner import plan_dance
+    from choreo.metrics.break_holds import break_speed_ratio
     from choreo.pipeline import prepare_song
 
-    records = build(args.cache)
+    first_seed = HELD_OUT_FIRST_SEED if args.held_out else TUNING_FIRST_SEED
+    records = build(args.cache, songs(first_seed))
     library = shipped_library()
-    rows, speeds, cpu = [], [], []  # speeds: per song, its dance's joint speed with and without holds
+    rows, dances, cpu = [], [], []  # dances: per song, its joint positions with and without holds
     for record in records:
         features = prepare_song(args.cache / f"{record['name']}.flac", fps=30)
         started = time.process_time()
@@ -242,9 +243,9 @@ def main() -> None:
         row |= score_detection(truth, found)
         plan = plan_dance(library, analyze_structure(features), style=args.style, seed=args.seed)
         row["plan_breaks_s"] = [list(b) for b in plan.breaks_s]
-        speeds.append(
+        dances.append(
             {
-                held: joint_speed(build_guide(library, dance, features.n_frames, features.fps).poses, 30.0)
+                held: joint_positions_of(build_guide(library, dance, features.n_frames, 30).poses, 30.0)
                 for held, dance in (("holds", plan), ("no_holds", replace(plan, breaks_s=())))
             }
         )
@@ -252,9 +253,9 @@ def main() -> None:
     dance = {}
     for k, row in enumerate(rows):
         other = rows[(k + 1) % len(rows)]
-        for held, speed in speeds[k].items():
-            row[f"own_{held}"] = speed_ratio(speed, np.array(row["truth"]), 30.0)
-            row[f"mismatched_{held}"] = speed_ratio(speed, np.array(other["truth"]), 30.0)
+        for held, positions in dances[k].items():
+            row[f"own_{held}"] = break_speed_ratio(positions, np.array(row["truth"]), fps=30.0)
+            row[f"mismatched_{held}"] = break_speed_ratio(positions, np.array(other["truth"]), fps=30.0)
     for held in ("holds", "no_holds"):
         own = [r[f"own_{held}"] for r in rows if r[f"own_{held}"] is not None]
         mismatched = [r[f"mismatched_{held}"] for r in rows if r[f"mismatched_{held}"] is not None]
@@ -273,6 +274,8 @@ def main() -> None:
         "command": " ".join(["python -P bench/breaks.py", *sys.argv[1:]]),
         "machine": platform.platform(),
         "window_s": WINDOW_S,
+        "songs_first_seed": first_seed,
+        "tuned_on": not args.held_out,
         "songs": len(rows),
         "detection": {
             "true": true,

@@ -3,15 +3,19 @@
 While a foot is in contact (:class:`~choreo.contracts.contacts.ContactTrack`,
 heel or toe) one point of it is held still on the floor plane at the place it
 touched down: the heel (ankle joint) when the heel is down at any time of the
-contact, with the foot turned flat (it keeps its heading, so a pivot still
-turns), otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The
-legs reach the locks with the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`,
-whose soft reach keeps knees from snapping straight); where a lock lies
-beyond a leg's comfortable reach the pelvis lowers, by at most
-:data:`MAX_PELVIS_DROP_M`, rather than the leg stretching, and a lock still
-out of reach then gives way (over :data:`GIVE_WAY_M`) rather than the knee
-going straight. After lift-off
-the lock eases out over :data:`EASE_S`. The root's
+contact, with the foot in one rotation for the whole contact (its touch-down
+rotation turned flat, heading kept, as far as the ankle's swing limits let it
+be flat, so the joint-limit clamp does not turn a held foot and sweep its toe),
+otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The foot
+reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
+from the first frame of the contact, and lets go over :data:`EASE_S` after
+lift-off; between two contacts closer than that the foot goes from the one
+lock to the other (no jump from lock to lock). The legs reach the locks with
+the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`, whose soft reach
+keeps knees from snapping straight); where a lock lies beyond a leg's
+comfortable reach the pelvis lowers, by at most :data:`MAX_PELVIS_DROP_M`,
+rather than the leg stretching, and a lock still out of reach then gives way
+(over :data:`GIVE_WAY_M`) rather than the knee going straight. The root's
 horizontal path is never touched: the dancer stays where the plan puts it,
 and the legs do the work. A foot that is not locked and moves fast swings
 clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
@@ -20,7 +24,7 @@ clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,7 +55,7 @@ __all__ = [
 ]
 
 EASE_S = 0.2
-"""How long a lock takes to settle onto the floor after touch-down, and to let go after lift-off."""
+"""How long a foot takes to reach its lock before touch-down, and to let go of it after lift-off."""
 
 MAX_PELVIS_DROP_M = 0.08
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
@@ -71,7 +75,6 @@ SWING_CLEARANCE_M = 0.04
 _TOE_NAMES = ("left_foot", "right_foot")
 _SIDES = ("left", "right")
 _FLAT_SHARES = np.linspace(1.0, 0.0, 3)
-_FLOOR_ROUNDS = 2
 _LEG_JOINTS = frozenset(
     f"{side}_{joint}" for side in ("left", "right") for joint in ("hip", "knee", "ankle", "foot")
 )
@@ -119,38 +122,58 @@ def lock_feet(
     n = motion.n_frames
     targets = ankles.copy()
     weights = np.zeros((n, 2))
-    orientations = own.copy()  # the world rotation each ankle turns towards, by its weight
+    # The world rotation each ankle turns towards, by its weight: ``towards`` of the way from one to another.
+    turn_from, turn_to, towards = own.copy(), own.copy(), np.zeros((n, 2))
     limits = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
-        toes = ankles[:, leg] + own[:, leg] @ toe_offsets[leg]
         runs = _runs(heel | toe)
+        if not runs:
+            continue
         on_heel = [bool(heel[start:stop].any()) for start, stop in runs]
         held = iter(
             _held_rotations(
                 limits, skeleton, leg, [run for run, h in zip(runs, on_heel, strict=True) if h], own, world
             )
         )
-        for (start, stop), heel_down in zip(runs, on_heel, strict=True):
-            # Reached over the frames before touch-down, on the floor to lift-off, let go of after.
-            frames = np.arange(max(0, start - ease), min(n, stop + ease))
-            share = _smoothstep(
-                np.clip(np.minimum(frames - start + ease + 1, stop + ease - frames) / (ease + 1), 0.0, 1.0)
+        locks = [
+            _Lock(
+                _on_floor(ankles[start, leg], clearance[leg, 0]),
+                _on_floor(ankles[start, leg] + own[start, leg] @ toe_offsets[leg], clearance[leg, 1]),
+                toe_offsets[leg],
+                next(held) if heel_down else None,
             )
-            if heel_down:  # the heel is held, the foot as flat as its ankle lets it be
-                target = np.broadcast_to(ankles[start, leg], (frames.size, 3)).copy()
-                target[:, UP_AXIS] = clearance[leg, 0]
-                turn_to = np.broadcast_to(next(held), (frames.size, 3, 3))
-            else:  # on tiptoe: the toe is held, the foot keeps its own tilt
-                toe_at = toes[start].copy()
-                toe_at[UP_AXIS] = clearance[leg, 1]
-                target = toe_at - own[frames, leg] @ toe_offsets[leg]
-                turn_to = own[frames, leg]
-            stronger = share > weights[frames, leg]  # where two locks of one foot overlap, the nearer
-            frames, share = frames[stronger], share[stronger]
-            targets[frames, leg] = target[stronger]
+            for (start, _), heel_down in zip(runs, on_heel, strict=True)
+        ]
+        for (start, stop), lock in zip(runs, locks, strict=True):
+            frames = np.arange(start, stop)
+            targets[frames, leg], turn_from[frames, leg] = lock.at(own[frames, leg])
+            weights[frames, leg] = 1.0
+        # Between two contacts the foot goes from one lock to the next; a lock is reached over the
+        # frames before its touch-down and let go of over those after its lift-off.
+        for before, after in zip([None, *range(len(runs))], [*range(len(runs)), None], strict=True):
+            lo = runs[before][1] if before is not None else max(0, runs[0][0] - ease)
+            hi = runs[after][0] if after is not None else min(n, runs[-1][1] + ease)
+            frames = np.arange(lo, hi)
+            share = np.zeros(frames.size)
+            if before is not None:
+                share = np.maximum(share, 1.0 - (frames - lo + 1) / (ease + 1))
+            if after is not None:
+                share = np.maximum(share, 1.0 - (hi - frames) / (ease + 1))
+            frames, share = frames[share > 0], _smootherstep(np.clip(share[share > 0], 0.0, 1.0))
+            if frames.size == 0:
+                continue
+            spots = [locks[i].at(own[frames, leg]) for i in (before, after) if i is not None]
+            way = (
+                _smootherstep((frames - lo + 1) / (hi - lo + 1)) if len(spots) == 2 else np.zeros(frames.size)
+            )
+            targets[frames, leg] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
+            turn_from[frames, leg], turn_to[frames, leg] = spots[0][1], spots[-1][1]
+            towards[frames, leg] = way
             weights[frames, leg] = share
-            orientations[frames, leg] = turn_to[stronger]
+    orientations = turn_from
+    between = towards > 0  # from the one lock to the other across a gap
+    orientations[between] = _slerp(turn_from[between], turn_to[between], towards[between])
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
@@ -164,12 +187,11 @@ def lock_feet(
 def _settle_on_floor(
     motion: Motion, weights: np.ndarray, joint_limits: Mapping[str, JointLimit] | None
 ) -> Motion:
-    """The legs clamped into their limits and the swinging feet cleared, twice; then a last clamp,
+    """The legs clamped into their limits and the swinging feet cleared; then a last clamp,
     and the root alone lifts whatever sole is still under the floor."""
     table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
-    for _ in range(_FLOOR_ROUNDS):
-        motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
+    motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
     return _raise_over_floor(clamp_joint_limits(motion, limits=leg_limits))
 
 
@@ -237,6 +259,31 @@ def _flat(rotations: np.ndarray) -> np.ndarray:
     return aa_to_mat(axis.reshape(-1, 3)).reshape(*yaw.shape, 3, 3)
 
 
+@dataclass(frozen=True)
+class _Lock:
+    """Where one contact holds its foot: with ``held`` (a world rotation) the ankle at ``heel_at`` and
+    the foot turned so; on tiptoe (``held`` None) the toe at ``toe_at`` and the foot its own."""
+
+    heel_at: np.ndarray
+    toe_at: np.ndarray
+    toe_offset: np.ndarray
+    held: np.ndarray | None
+
+    def at(self, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ankle targets ``[frames, 3]`` and rotations ``[frames, 3, 3]``, given the ankle's own world
+        rotations in those frames ``[frames, 3, 3]``."""
+        if self.held is not None:
+            return np.broadcast_to(self.heel_at, (own.shape[0], 3)), np.broadcast_to(self.held, own.shape)
+        return self.toe_at - own @ self.toe_offset, own
+
+
+def _on_floor(point: np.ndarray, height: float) -> np.ndarray:
+    """``point`` [3] moved up or down to ``height`` over the floor."""
+    out = point.copy()
+    out[UP_AXIS] = height
+    return out
+
+
 def _held_rotations(
     limits: Mapping[str, JointLimit],
     skeleton: Skeleton,
@@ -254,8 +301,8 @@ def _held_rotations(
     :data:`_FLAT_SHARES`, the one that leaves the fewest frames beyond the
     limits, the flattest at a tie. A foot turned flatter than its ankle bends
     is turned back by the joint-limit clamp while it is held, and its toe then
-    sweeps along the floor: in modern's kneels and lunges that was most of the
-    skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
+    sweeps along the floor: in modern's kneels and lunges that was about half of
+    the skating left. The twist (a roll about the ankle-to-toe bone) moves no joint
     and is not counted.
     """
     count = _FLAT_SHARES.size
@@ -288,6 +335,11 @@ def _held_rotations(
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
+def _smootherstep(t: np.ndarray) -> np.ndarray:
+    """0 to 1 with no jump in speed or acceleration at either end (a smoothstep's acceleration jumps)."""
+    return t * t * t * (t * (6.0 * t - 15.0) + 10.0)
 
 
 def _smoothstep(t: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
@@ -244,3 +244,21 @@ def test_a_long_song_spreads_over_the_library_before_dancing_a_second_again(libr
         plan = plan_dance(library, song, style="salsa", seed=0, weights=PlannerWeights(stale=stale))
         distinct[stale] = len(set().union(*(_source_seconds(library, s.phrase) for s in plan.segments)))
     assert distinct[PlannerWeights().stale] > 1.3 * distinct[0.0]
+
+
+def test_held_poses_may_be_danced_over_a_break_in_loud_music(library: PhraseLibrary) -> None:
+    song = steady_song(120.0, 84.0)  # modern; every bar loud
+    song = Bars(**{**song.__dict__, "bar_energy": np.ones(song.bar_starts.size)})
+    starts = song.bar_starts
+    song = replace(song, breaks=np.array([[starts[8], starts[14]], [starts[30], starts[36]]]))
+    in_break = np.zeros(starts.size, dtype=bool)
+    in_break[8:14] = in_break[30:36] = True
+    still_in_breaks = 0
+    for seed in range(4):
+        plan = plan_dance(library, song, style="modern", seed=seed, weights=PlannerWeights(energy=0.0))
+        assert plan.breaks_s == ((starts[8], starts[14]), (starts[30], starts[36]))
+        for s in plan.segments:
+            if library.phrase_still[s.phrase]:
+                assert in_break[s.start_bar : s.start_bar + s.n_bars].all()
+                still_in_breaks += 1
+    assert still_in_breaks > 0

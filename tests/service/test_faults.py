@@ -185,7 +185,12 @@ class FaultStack:
         states = {j: (v.get("state"), v.get("error_code"), v.get("error_message")) for j, v in jobs.items()}
         assert all(s[0] == "done" for s in states.values()) and len(states) == len(job_ids), states
         for job_id in job_ids:
-            stored = ctx.storage.get_json(f"jobs/{job_id}/job.json")
+            # The end is announced (and so marked) by a write after the one that marked it done.
+            announced_by = time.monotonic() + 15
+            while not (stored := ctx.storage.get_json(f"jobs/{job_id}/job.json"))["announced"]:
+                if time.monotonic() > announced_by:
+                    break
+                time.sleep(0.2)
             assert stored["state"] == "done" and stored["announced"], (job_id, stored["state"])
             kept = {k for k in ctx.storage.list_keys(f"jobs/{job_id}/") if "/work/" not in k}
             assert kept == {*stored["artifacts"].values(), f"jobs/{job_id}/job.json"}, (job_id, kept)

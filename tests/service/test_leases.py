@@ -28,6 +28,7 @@ from choreo.service.queue import (
     TASK_PERFORM,
     TASK_PREPARE,
     enqueue_job,
+    enqueue_unsent,
     make_celery,
 )
 from choreo.service.reaper import resend_unsent, run_reaper, sweep
@@ -104,6 +105,27 @@ def test_a_queued_stage_is_never_reaped_however_long_it_waits(bench: Bench) -> N
     assert sweep(bench.ctx, bench.celery) == []
     run = read_run(bench.ctx, job.id)
     assert (run.stage, run.status, run.epoch) == (TASK_PREPARE, "queued", epoch)
+    assert bench.sent(CPU_QUEUE) == [(TASK_PREPARE, [job.id, epoch])]
+
+
+def test_a_job_never_sent_is_sent_once_however_many_submissions_find_it(bench: Bench) -> None:
+    """What a submission does for each of its jobs: a recorded job without a run is sent, once,
+    from any number of threads at once; one already sent, or ended, is left alone."""
+    job, ended = bench.job(), bench.job()
+    epochs: list[int | None] = []
+    threads = [
+        threading.Thread(target=lambda: epochs.append(enqueue_unsent(bench.ctx, bench.celery, job)))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (epoch,) = [e for e in epochs if e is not None]
+    assert len(epochs) == 8 and bench.sent(CPU_QUEUE) == [(TASK_PREPARE, [job.id, epoch])]
+    assert enqueue_unsent(bench.ctx, bench.celery, job) is None  # sent before: its run record says so
+    end_job(bench.ctx, ended.id, JobState.CANCELLED, code="cancelled", message="cancelled by the test")
+    assert enqueue_unsent(bench.ctx, bench.celery, ended) is None and read_run(bench.ctx, ended.id) is None
     assert bench.sent(CPU_QUEUE) == [(TASK_PREPARE, [job.id, epoch])]
 
 
