@@ -52,6 +52,7 @@ __all__ = [
     "ENERGY_WEIGHT",
     "FRESH_TOLERANCE",
     "MIN_STYLE_MOVES",
+    "NEW_MOVES_PER_MIN",
     "MOVE_BEATS",
     "plan_workout",
 ]
@@ -63,6 +64,8 @@ ENERGY_WEIGHT = 40.0
 """How much a move missing its block's target energy (by the pool's range) costs against the rest."""
 ENERGY_TOLERANCE = 0.08
 """A move whose danced energy is this close to the target's (a share of the pool's range) fits it."""
+NEW_MOVES_PER_MIN = 7.0 / 3.0
+"""A move is taught again only once the routine has taught this many a minute (the goal is 6 in 3)."""
 FRESH_TOLERANCE = 0.25
 """A move not taught yet this close is taken before a taught one is taught again (a routine needs
 new moves: at least 6 in 3 minutes)."""
@@ -216,14 +219,23 @@ class _Chooser:
         return float(self.e_lo + np.clip(target, 0.0, 1.0) * (self.e_hi - self.e_lo))
 
     def pick(
-        self, target: float, duration_s: float, *, beats: int | None, after: int | None, fresh: bool
+        self,
+        target: float,
+        duration_s: float,
+        *,
+        beats: int | None,
+        after: int | None,
+        fresh: bool,
+        until_s: float = 0.0,
     ) -> int:
         """The phrase to dance at ``target`` over ``duration_s``: energy first, then the other costs.
 
         A taught move (``fresh``) comes from the first of these that is not empty: the moves not
         taught yet whose danced energy is within :data:`ENERGY_TOLERANCE` of the target's, those
         within :data:`FRESH_TOLERANCE`, the moves taught before (not the last two, nor their mirror
-        images) within :data:`ENERGY_TOLERANCE`, then every move not taught yet. Within it, missing
+        images) within :data:`ENERGY_TOLERANCE` once the routine has taught
+        :data:`NEW_MOVES_PER_MIN` a minute up to ``until_s`` (the block's end), then every move not
+        taught yet. Within it, missing
         the target costs :data:`ENERGY_WEIGHT` against the rest.
         """
         lib = self.lib
@@ -239,13 +251,13 @@ class _Chooser:
                 self.used_seconds.clear()
                 self.rounds += 1
                 unused[:] = True
-            taught = {q for p in self.taught[:-2] for q in (p, int(lib.mirror_phrase[p]))}
-            taught -= {q for p in self.taught[-2:] for q in (p, int(lib.mirror_phrase[p]))}
+            again = set(self.taught[:-2]) - set(self.taught[-2:])  # as first taught, not mirrored
+            enough = len(set(self.taught)) >= NEW_MOVES_PER_MIN * until_s / 60.0
             near = miss <= ENERGY_TOLERANCE
             tiers = (
                 near & unused,
                 (miss <= FRESH_TOLERANCE) & unused,
-                near & np.isin(pool, list(taught)),
+                near & np.isin(pool, list(again)) & enough,
                 unused,
             )
             keep = next(tier for tier in tiers if tier.any())
@@ -381,7 +393,12 @@ def plan_workout(
                 kind = "teach"
             if kind == "teach":
                 a = chooser.pick(
-                    float(block_targets.max()), span, beats=MOVE_BEATS, after=last_phrase, fresh=True
+                    float(block_targets.max()),
+                    span,
+                    beats=MOVE_BEATS,
+                    after=last_phrase,
+                    fresh=True,
+                    until_s=float(bars.starts[slots[-1].bar + 2]),
                 )
                 taught.append(a)
                 right = (size + 1) // 2
