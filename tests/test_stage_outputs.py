@@ -73,6 +73,20 @@ def test_contacts_that_do_not_fit_the_motion_are_refused() -> None:
         replace(generated, contacts=ContactTrack(30.0, np.zeros((39, len(CONTACT_POINTS)), dtype=bool)))
 
 
+def _plain_summary(generated: GeneratedMotion) -> DanceSummary:
+    """The summary a 40-frame render of ``generated`` with the default options and no files would write."""
+    return DanceSummary.describe(
+        generated,
+        frames=40,
+        fps=30,
+        mean_joint_speed_m_per_s=1.0,
+        options=RenderOptions(),
+        files={},
+        song_name="a",
+        contacts=generated.contacts,
+    )
+
+
 def test_the_summary_states_the_song_s_tempo_and_the_dancer_s_pulse_apart(tmp_path) -> None:
     """A 180 BPM song danced mostly in half time: the tempo stays the song's, the pulse says 90."""
     first = replace(_plan().segments[0], song_beats_s=(0.0, 0.3), beat_ratio=1.0)
@@ -83,16 +97,7 @@ def test_the_summary_states_the_song_s_tempo_and_the_dancer_s_pulse_apart(tmp_pa
         song=SongTiming(np.arange(0.0, DURATION_S, 1 / 3), np.array([0.0]), 180.0, DURATION_S),
         plan=plan,
     )
-    summary = DanceSummary.describe(
-        generated,
-        frames=40,
-        fps=30,
-        mean_joint_speed_m_per_s=1.0,
-        options=RenderOptions(),
-        files={},
-        song_name="a",
-        contacts=generated.contacts,
-    )
+    summary = _plain_summary(generated)
     assert (summary.tempo_bpm, summary.pulse_ratio, summary.pulse_bpm) == (180.0, 0.5, 90.0)
     assert len(summary.beat_times) == 4  # the song's beats, not the dancer's steps
     free = replace(plan, segments=tuple(replace(s, free=True, beat_ratio=0.0) for s in plan.segments))
@@ -184,16 +189,7 @@ def test_the_summary_carries_a_typed_plan_and_its_brief_is_its_head(tmp_path) ->
 def test_the_summary_lists_the_breaks_the_plan_holds_and_they_round_trip() -> None:
     plan = replace(_plan(), breaks_s=((0.4, 0.9),))
     generated = replace(_generated(np.random.default_rng(5)), plan=plan)
-    summary = DanceSummary.describe(
-        generated,
-        frames=40,
-        fps=30,
-        mean_joint_speed_m_per_s=1.0,
-        options=RenderOptions(),
-        files={},
-        song_name="a",
-        contacts=generated.contacts,
-    )
+    summary = _plain_summary(generated)
     assert summary.breaks_s == [[0.4, 0.9]]
     buffer = io.BytesIO()
     generated.to_npz(buffer)
