@@ -14,6 +14,10 @@ Each stage is timed in wall seconds and in CPU seconds of the process
 the code. The load average before and after the run is recorded beside them.
 Results are machine-dependent: compare ratios within one run.
 
+``--warm-ab --before CHECKOUT`` times warm renders of the 3-minute song from this tree and from
+``CHECKOUT`` (each with its own code), in fresh processes taking turns, ``--repeats`` each, and writes
+``bench/results/warm_render.json``.
+
 ``--cold-cli`` measures what a new user pays instead: ``choreo render`` of the
 3-minute song as a fresh process, ``--repeats`` times per list of formats (BVH
 alone; BVH, FBX and GLB), its CPU seconds (user + system, from the kernel's
@@ -118,13 +122,16 @@ def child_run(song: Path, repeats: int, formats: tuple[str, ...], synth: str = "
     }
 
 
-def _child(song: Path, repeats: int, formats: str, synth: str) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-P", __file__, "--child", str(song), str(repeats), formats, synth],
+def _child(song: Path, repeats: int, formats: str, synth: str, checkout: Path = REPO) -> dict:
+    """:func:`child_run` in a fresh process, with the code (and this script) of ``checkout``."""
+    proc = subprocess.run(  # noqa: S603 - this interpreter, a checkout's own script, fixed arguments
+        [sys.executable, "-P", str(checkout / "bench" / "pipeline.py"), "--child", str(song), str(repeats)]
+        + [formats, synth],
         capture_output=True,
         text=True,
         check=True,
-        cwd=REPO,
+        cwd=checkout,
+        env=os.environ | {"PYTHONPATH": str(checkout)},
     )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -214,14 +221,46 @@ def cold_cli(repeats: int, before: Path | None) -> dict:
     return results
 
 
+def warm_ab(repeats: int, before: Path) -> dict:
+    """Warm renders of the 3-minute song, this tree against ``before``: fresh processes taking turns,
+    each rendering three times and counting the last two (the CPU of every stage)."""
+    song = SONGS["3min"]
+    trees = {"after": REPO, "before": before.resolve()}
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    load_before = _load()
+    for r in range(repeats):
+        for name in list(trees)[:: 1 if r % 2 else -1]:
+            runs[name] += _child(song, 3, "bvh", "blend", trees[name])["runs"][1:]
+    entry: dict = {}
+    for name, warm in runs.items():
+        stages = warm[0]["cpu_s"].keys()
+        entry[name] = {
+            "cpu_total_s": _summary([w["cpu_s"]["total_s"] for w in warm]),
+            "cpu_median_by_stage_s": {
+                k: round(statistics.median(w["cpu_s"][k] for w in warm), 3) for k in stages
+            },
+        }
+    entry["median_ratio_after_to_before"] = round(
+        entry["after"]["cpu_total_s"]["median"] / entry["before"]["cpu_total_s"]["median"], 3
+    )
+    return (
+        {"song": song.name, "repeats": repeats, "load_average_before": load_before}
+        | entry
+        | {"load_average_after": _load()}
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "pipeline.json")
     parser.add_argument("--formats", default="bvh")
     parser.add_argument("--synth", default="blend", choices=("blend", "model"))
     parser.add_argument("--cold-cli", action="store_true", help="time cold `choreo render` runs instead")
-    parser.add_argument("--before", type=Path, default=None, help="--cold-cli: a checkout to compare with")
-    parser.add_argument("--repeats", type=int, default=5, help="--cold-cli: runs per tree and formats")
+    parser.add_argument("--warm-ab", action="store_true", help="warm renders against --before instead")
+    parser.add_argument(
+        "--before", type=Path, default=None, help="--cold-cli, --warm-ab: a checkout to compare with"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="--cold-cli, --warm-ab: runs per tree")
     parser.add_argument(
         "--child", nargs=4, metavar=("SONG", "REPEATS", "FORMATS", "SYNTH"), help=argparse.SUPPRESS
     )
@@ -229,6 +268,14 @@ def main() -> None:
     if args.child:
         song, repeats, formats, synth = args.child
         print(json.dumps(child_run(Path(song), int(repeats), tuple(formats.split(",")), synth)))
+        return
+    if args.warm_ab:
+        if args.before is None:
+            parser.error("--warm-ab needs --before CHECKOUT")
+        out = args.out if args.out != parser.get_default("out") else args.out.with_name("warm_render.json")
+        warm = warm_ab(args.repeats, args.before)
+        out.write_text(json.dumps({"machine": _machine(), "when": _now()} | warm, indent=2) + "\n")
+        print(out)
         return
     if args.cold_cli:
         out = args.out if args.out != parser.get_default("out") else args.out.with_name("cold_render.json")
