@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import maximum_filter1d, uniform_filter1d
 
+from choreo.audio.filters import mel_centres_hz
 from choreo.audio.onsets import ONSET_SHIFT_FRAMES
 
 __all__ = [
@@ -108,14 +109,8 @@ def beat_observation(log_mel: np.ndarray, *, sr: int, n_fft: int, fps: float) ->
     flux[lead:] = rise[: n_frames - lead]
     level = uniform_filter1d(flux, size=max(1, int(WHITEN_S * fps)), axis=0) + 1e-3
     whitened = flux / (level + level.mean(axis=0, keepdims=True))
-    low = _mel_centres_hz(sr, n_fft, n_bands) < LOW_BAND_HZ
+    low = mel_centres_hz(sr, n_fft, n_bands) < LOW_BAND_HZ
     return whitened.mean(axis=1) + LOW_WEIGHT * whitened[:, low].mean(axis=1)
-
-
-def _mel_centres_hz(sr: int, n_fft: int, n_bands: int) -> np.ndarray:
-    from choreo.audio.filters import mel_filterbank
-
-    return np.argmax(mel_filterbank(sr, n_fft, n_bands), axis=1) * sr / n_fft
 
 
 def estimate_period(observation: np.ndarray, *, fps: float) -> float:

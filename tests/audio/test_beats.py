@@ -57,13 +57,30 @@ def test_tempo_fit_counts_a_skipped_beat() -> None:
     assert fit_tempo_bpm(times[:1], fallback_bpm=99.0) == 99.0
 
 
-def test_downbeats_follow_the_bass(rng: np.random.Generator) -> None:
+def test_downbeats_follow_the_bass_where_the_harmony_holds() -> None:
     beats = np.arange(10, 1000, 15)
     bass = np.zeros(1000)
     bass[beats[2::4]] = 3.0  # a kick on every fourth beat, from the third
-    chroma = rng.uniform(size=(1000, 12))
+    chroma = np.tile(np.linspace(0.1, 1.0, 12), (1000, 1))  # one held chord: no harmonic change
     assert np.array_equal(estimate_downbeats(beats, bass_onset=bass, chroma=chroma), beats[2::4])
     assert estimate_downbeats(beats[:7], bass_onset=bass, chroma=chroma).size == 0
+
+
+def _chords_every(
+    beats: np.ndarray, meter: int, first: int, n_frames: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Chroma [frames, 12] holding a random chord from beat ``first`` for ``meter`` beats, then the next."""
+    chords = rng.uniform(size=(beats.size // meter + 2, 12)) ** 4
+    index = np.maximum(0, (np.searchsorted(beats, np.arange(n_frames), side="right") - 1 - first)) // meter
+    return chords[index + (np.arange(n_frames) >= beats[first])] + rng.uniform(0.0, 0.05, (n_frames, 12))
+
+
+def test_downbeats_follow_the_chord_changes_over_a_bass_that_peaks_on_four(rng: np.random.Generator) -> None:
+    beats = np.arange(10, 1500, 15)
+    bass = rng.uniform(1.0, 1.5, 1500)
+    bass[beats[0::4]] += 1.0  # a walking bass whose biggest rise is the leap to its approach note on 4
+    chroma = _chords_every(beats, 4, 1, 1500, rng)  # the chords change on the beat after
+    assert np.array_equal(estimate_downbeats(beats, bass_onset=bass, chroma=chroma), beats[1::4])
 
 
 @pytest.mark.parametrize("meter", [3, 4])
@@ -71,13 +88,14 @@ def test_meter_and_downbeats_follow_the_accent_period(meter: int, rng: np.random
     beats = np.arange(7, 1200, 15)
     bass = rng.uniform(0.0, 0.3, 1200)
     bass[beats[1::meter]] += 3.0  # accents every ``meter`` beats from the second
-    chroma = rng.uniform(size=(1200, 12))
+    chroma = _chords_every(beats, meter, 1, 1200, rng)  # and chords that change there
     downbeats = estimate_downbeats(beats, bass_onset=bass, chroma=chroma, beats_per_bar=None)
     assert np.array_equal(downbeats, beats[1::meter])
 
 
 def test_a_two_beat_pattern_stays_in_four(rng: np.random.Generator) -> None:
     accent = np.tile([2.0, -1.0], 40) + rng.normal(scale=0.2, size=80)  # kick on 1 and 3
-    assert estimate_beats_per_bar(accent) == 4
-    assert estimate_beats_per_bar(np.tile([2.0, -1.0, -1.0], 30)) == 3
-    assert estimate_beats_per_bar(np.ones(5)) == 4  # too few beats to judge
+    assert estimate_beats_per_bar({3: accent, 4: accent}) == 4
+    waltz = np.tile([2.0, -1.0, -1.0], 30)
+    assert estimate_beats_per_bar({3: waltz, 4: waltz}) == 3
+    assert estimate_beats_per_bar({3: np.ones(5), 4: np.ones(5)}) == 4  # too few beats to judge
