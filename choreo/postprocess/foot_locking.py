@@ -58,7 +58,7 @@ __all__ = [
 EASE_S = 0.2
 """How long a foot takes to reach its lock before touch-down, and to let go of it after lift-off."""
 
-MAX_PELVIS_DROP_M = 0.08
+MAX_PELVIS_DROP_M = 0.14
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
 
 GIVE_WAY_M = 0.02
