@@ -45,7 +45,12 @@ ANKLE_COLUMNS = [3, 7]
 
 
 def place_ankles(
-    motion: Motion, targets: np.ndarray, weights: np.ndarray, orientations: np.ndarray | None = None
+    motion: Motion,
+    targets: np.ndarray,
+    weights: np.ndarray,
+    orientations: np.ndarray | None = None,
+    *,
+    legs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Motion:
     """Bend the legs so that each ankle moves towards its target (and its orientation).
 
@@ -59,6 +64,7 @@ def place_ankles(
         goes that share of the way
     orientations : np.ndarray [shape=(frames, 2, 3, 3)], world rotations the ankles turn
         towards by the same weights (slerp); None keeps each ankle's own, so the foot does not tilt
+    legs : :func:`leg_kinematics` of ``motion`` where the caller has it already (not computed twice)
 
     Returns
     -------
@@ -73,18 +79,21 @@ def place_ankles(
         )
     if orientations is not None and orientations.shape != (n, 2, 3, 3):
         raise ParameterError(f"orientations {orientations.shape} must be ({n}, 2, 3, 3)")
-    legs = leg_kinematics(motion)
+    if legs is None:
+        legs = leg_kinematics(motion)
     ankles = legs[0][:, ANKLE_COLUMNS]
     w = np.clip(weights, 0.0, 1.0)
     moved = ankles + w[..., None] * (targets - ankles)
     active = weights > 0
     if orientations is None:
         active &= np.linalg.norm(moved - ankles, axis=-1) > MIN_CORRECTION_M
-    else:
-        own = mat_to_quat(legs[1][:, ANKLE_COLUMNS])
-        turned = quat_to_mat(quat_slerp(own, mat_to_quat(orientations), w))
-        legs = (legs[0], legs[1].copy())
-        legs[1][:, ANKLE_COLUMNS] = turned
+    else:  # only the legs that move are solved, so only their ankles are turned
+        world = legs[1].copy()
+        ankle_world = world[:, ANKLE_COLUMNS]
+        own = mat_to_quat(ankle_world[active])
+        ankle_world[active] = quat_to_mat(quat_slerp(own, mat_to_quat(orientations[active]), w[active]))
+        world[:, ANKLE_COLUMNS] = ankle_world
+        legs = (legs[0], world)
     return motion.replace(
         root_translation=motion.root_translation.copy(),
         rotations=solve_legs(motion, legs, moved, active),
