@@ -185,9 +185,12 @@ def _raise_over_floor(motion: Motion) -> Motion:
     return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
 
-def _ankles_and_toes(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
-    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]``."""
-    positions, world = leg_kinematics(motion)
+def _ankles_and_toes(
+    motion: Motion, legs: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]`` (from ``legs``,
+    the motion's :func:`~choreo.motion.leg_ik.leg_kinematics`, where the caller has them)."""
+    positions, world = leg_kinematics(motion) if legs is None else legs
     ankles = positions[:, ANKLE_COLUMNS]
     skeleton = motion.skeleton
     toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
@@ -210,7 +213,8 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     raised onto it. The lift is smoothed like the root, never below what it must be.
     """
     n = motion.n_frames
-    ankles, toes = _ankles_and_toes(motion)
+    legs = leg_kinematics(motion)
+    ankles, toes = _ankles_and_toes(motion, legs)
     lowest = _soles(motion.skeleton, ankles, toes).min(axis=2)
     scale = body_scale(motion.skeleton)
     speed = np.maximum(_speed(ankles, motion.fps), _speed(toes, motion.fps)) if n > 1 else np.zeros((n, 2))
@@ -221,7 +225,7 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     lift = np.where(weights >= 1.0, floor, np.maximum(_smooth_above(lift, motion.fps), 0.0))
     targets = ankles.copy()
     targets[..., UP_AXIS] += lift
-    return place_ankles(motion, targets, (lift > 1e-6).astype(np.float64))
+    return place_ankles(motion, targets, (lift > 1e-6).astype(np.float64), legs=legs)
 
 
 def _speed(points: np.ndarray, fps: float) -> np.ndarray:
@@ -270,10 +274,12 @@ def _held_rotations(
     if not runs:
         return np.zeros((0, 3, 3))
     touch_down = own[[start for start, _ in runs], leg]  # [runs, 3, 3]
-    candidates = _slerp(
-        np.repeat(touch_down, count, axis=0),
-        np.repeat(_flat(touch_down), count, axis=0),
-        np.tile(_FLAT_SHARES, len(runs)),
+    candidates = quat_to_mat(
+        quat_slerp(
+            np.repeat(mat_to_quat(touch_down), count, axis=0),
+            np.repeat(mat_to_quat(_flat(touch_down)), count, axis=0),
+            np.tile(_FLAT_SHARES, len(runs)),
+        )
     ).reshape(len(runs), count, 3, 3)
     name = f"{_SIDES[leg]}_ankle"
     if name not in limits:
