@@ -29,6 +29,7 @@ def postprocess(
     ground: bool = True,
     lock: bool = True,
     contacts: ContactTrack | None = None,
+    keep_one_foot_down: bool = False,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground and lock the feet, in that order.
 
@@ -49,6 +50,8 @@ def postprocess(
     contacts : the contacts to lock the feet by (the performed dance's, at this
         motion's fps); ``None`` detects them on the grounded motion
         (:func:`~choreo.postprocess.contacts.detect_contacts`)
+    keep_one_foot_down : the locks never let the last held foot go (a low-impact workout's;
+        :func:`~choreo.postprocess.foot_locking.lock_feet`)
 
     Returns
     -------
@@ -68,7 +71,10 @@ def postprocess(
         out = ground_feet(out)
     if lock:
         out = lock_feet(
-            out, detect_contacts(out) if contacts is None else contacts, joint_limits=joint_limits
+            out,
+            detect_contacts(out) if contacts is None else contacts,
+            joint_limits=joint_limits,
+            keep_one_foot_down=keep_one_foot_down,
         )
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
