@@ -11,7 +11,8 @@ style that has held-out mocap (breakdance, modern, salsa) with each seed, on a l
 without the held-out clips. Every dance is finished twice from the same
 performance: ``unlocked`` (the chain without its last step, which is what
 main's chain was less its root-shift pinning) and ``locked`` (today's chain,
-the locks of :mod:`choreo.postprocess.foot_locking`). The measures, per dance:
+the locks of :mod:`choreo.postprocess.foot_locking` and :mod:`~choreo.postprocess.hand_locking`).
+The measures, per dance:
 foot skating by the frozen ruler (:mod:`choreo.metrics.foot_skate`) and the
 share of frames with a foot on the ground beside it; the sole's depth under
 the floor (p99 over frames and feet); the lowest sole of each foot in
@@ -19,8 +20,9 @@ contact (the finished contact track) above the floor (p99); the junction jerk
 ratio, pose spread, reach and beat alignment; runs of more than two frames
 with a knee straighter than 175 degrees, per minute; the root's mean
 horizontal distance from the unlocked dance's; the CPU seconds of the locks
-(contact detection on the performed dance and :func:`lock_feet`) per minute
-of song. The held-out
+(contact detection on the performed dance, :func:`lock_feet` and
+:func:`~choreo.postprocess.hand_locking.lock_hands`) per minute of song; the share
+of frames with a hand in contact and the hands' mean horizontal speed in them. The held-out
 mocap (``reference.npz``) and the training sources (``train.npz``), floors
 calibrated by :func:`align_floor` as ``choreo eval`` does, are scored with
 the same code.
@@ -59,6 +61,7 @@ from choreo.postprocess.contacts import detect_contacts  # noqa: E402
 from choreo.postprocess.facing import face_front  # noqa: E402
 from choreo.postprocess.foot_locking import lock_feet  # noqa: E402
 from choreo.postprocess.ground import align_floor  # noqa: E402
+from choreo.postprocess.hand_locking import lock_hands  # noqa: E402
 from choreo.runners import synth_runner  # noqa: E402
 
 STRAIGHT_KNEE_DEG = 175.0
@@ -119,6 +122,22 @@ def dance_measures(
         "beat_align": beat_align_score(pos, beats, fps=fps),
         "knee_straight_runs_per_min": knee_straight_runs(pos) / (motion.duration_s / 60.0),
         **floor_measures(pos, contacts),
+        **hand_measures(pos, fps, contacts),
+    }
+
+
+def hand_measures(
+    positions: np.ndarray, fps: float, contacts: ContactTrack | None
+) -> dict[str, float | None]:
+    """The share of frames with a hand in contact and the hands' mean horizontal speed in them, m/s."""
+    if contacts is None:
+        return {"hand_contact": None, "hand_slide_m_s": None}
+    hands = positions[:, [SMPL.index("left_hand"), SMPL.index("right_hand")]][..., [0, 2]]
+    speed = np.linalg.norm(np.gradient(hands, axis=0), axis=-1) * fps
+    down = contacts.frames[:, 4:]
+    return {
+        "hand_contact": round(float(down.any(axis=1).mean()), 4),
+        "hand_slide_m_s": round(float(speed[down].mean()), 4) if down.any() else None,
     }
 
 
@@ -180,7 +199,7 @@ def main() -> int:
                         runner, features, options, song_sha256=sha, choreography=choreography
                     )
                     started = time.process_time()
-                    raw_contacts = detect_contacts(generated.motion)
+                    raw_contacts = detect_contacts(generated.motion, planted=choreography.guide.feet)
                     detect_s = time.process_time() - started
                     motion = face_front(generated.motion)
                     n = frames_for_duration(generated.song.duration_s, args.fps)
@@ -188,7 +207,7 @@ def main() -> int:
                     unlocked = postprocess(motion, lock=False)
                     contacts = raw_contacts.resampled(unlocked.fps, unlocked.n_frames)
                     started = time.process_time()
-                    locked = lock_feet(unlocked, contacts)
+                    locked = lock_hands(lock_feet(unlocked, contacts), contacts)
                     lock_s = time.process_time() - started
                     junctions = np.asarray(choreography.plan.junctions_s)
                     beats = generated.song.beat_times

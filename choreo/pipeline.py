@@ -237,7 +237,8 @@ def generate_motion(
         library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    return GeneratedMotion(motion, provenance, features.timing, choreography.plan, detect_contacts(motion))
+    contacts = detect_contacts(motion, planted=choreography.guide.feet)
+    return GeneratedMotion(motion, provenance, features.timing, choreography.plan, contacts)
 
 
 def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:

@@ -18,6 +18,7 @@ from choreo.choreography.library import shipped_library
 from choreo.cli.main import main
 from choreo.motion import Motion, joint_positions
 from choreo.pipeline import RenderOptions, choreograph, generate_motion, prepare_song
+from choreo.postprocess.contacts import detect_contacts
 from choreo.runners import synth_runner
 from exporters.bvh import read_bvh_motion
 
@@ -265,6 +266,28 @@ def test_the_model_stays_near_the_guide_away_from_junctions() -> None:
     assert away.mean() > 0.5
     assert deviation_m[away].mean() < 0.03, "the model must perform its guide, not dance its own"
     assert deviation_m.max() > 0, "the network ran: its dance is not the guide itself"
+
+
+@pytest.mark.parametrize("synth", ["blend", "model"])
+def test_both_synthesizers_contacts_take_in_the_librarys_stances(synth: str) -> None:
+    library = shipped_library()
+    runner = synth_runner(synth, library)  # type: ignore[arg-type]
+    features = prepare_song(DEMO_SONG, fps=runner.spec.native_fps)
+    options = RenderOptions(seed=3, synth=synth)  # type: ignore[arg-type]
+    choreography = choreograph(features, options, library)
+    generated = generate_motion(runner, features, options, song_sha256="0" * 64, choreography=choreography)
+    alone = detect_contacts(generated.motion).frames[:, :4]
+    track = generated.contacts.frames[:, :4]
+    assert choreography.guide.feet.shape == (generated.motion.n_frames, 2)
+    gained = track & ~alone
+    assert not (alone & ~track).any() and gained.any()
+    # every contact the bits added or lengthened holds frames the source phrase had that foot planted in
+    planted = choreography.guide.feet[:, [0, 0, 1, 1]]
+    for column in range(4):
+        edges = np.diff(np.concatenate([[0], track[:, column].astype(np.int8), [0]]))
+        for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
+            if gained[start:stop, column].any():
+                assert planted[start:stop, column].any(), (column, start, stop)
 
 
 def test_a_render_command_line_imports_only_the_render_verb() -> None:

@@ -13,7 +13,9 @@ Over the plan's breaks the dancer holds still (:mod:`choreo.choreography.holds`)
 
 Besides the poses the guide gives, per frame, the seconds since the previous
 junction and until the next one (``junction``), which a synthesizer that
-performs the plan reads.
+performs the plan reads, and which foot the source phrase had on the ground
+(``feet``, the library's contact bits at the sampled source frame), which the
+contacts of the performed dance take in (:func:`choreo.postprocess.contacts.detect_contacts`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ class Guide:
     junction: np.ndarray
     """[frames, 2] float32, seconds since the previous junction (or start) and to the next (or end)."""
     fps: float
+    feet: np.ndarray
+    """[frames, 2] bool, the left and the right foot on the ground in the source phrase at each frame
+    (over a break, those of the frames the held pose stands in for: a held foot is slow, so the
+    contacts' speed test, which the bits relax, passes there anyway)."""
 
 
 def _check_phrase(library: PhraseLibrary, segment: Segment) -> int:
@@ -153,6 +159,7 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
     quats = np.zeros((n_frames, 24, 4))
     quats[..., 3] = 1.0
     root = np.zeros((n_frames, 3))
+    planted = np.zeros((n_frames, 2), dtype=bool)
     yaw_end = 0.0
     prev_tail: tuple[np.ndarray, np.ndarray] | None = None
     prev_feet = np.zeros(2, dtype=bool)
@@ -183,6 +190,7 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
             holds.append((a, planted_weights(prev_feet, feet[: b - a - 1], fps)))
         quats[a:b] = seg_q[: b - a]
         root[a:b] = seg_root[: b - a]
+        planted[a:b] = feet[: b - a]
         # the next phrase continues from where this one is going at its end
         prev_tail = (seg_q[-2:].copy(), seg_root[-2:].copy())
         prev_feet = feet[-1]
@@ -192,7 +200,7 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         quats, root = hold_breaks(quats, root, np.asarray(plan.breaks_s), fps)
     joined = hold_planted_feet(Motion(fps=fps, root_translation=root, rotations=quat_to_aa(quats)), holds)
     poses = np.concatenate([joined.rotations.reshape(n_frames, -1), root], axis=1).astype(np.float32)
-    return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps)
+    return Guide(poses=poses, junction=_junction_clock(plan, n_frames, fps), fps=fps, feet=planted)
 
 
 def _junction_clock(plan: Plan, n_frames: int, fps: float) -> np.ndarray:

@@ -4,7 +4,8 @@ A raw dance at the synthesizer's native fps, where it came from (the
 provenance, with the resolved style and whether the model is trained), the
 song's timing that post-processing and export need, and the plan it performed.
 The contacts (:class:`~choreo.contracts.contacts.ContactTrack`, which heels, toes and hands
-touch the floor in which frame) are detected on the raw dance and travel with it.
+touch the floor in which frame) are detected on the raw dance, with the phrase
+library's foot bits of the plan's phrases taken in, and travel with it.
 The service stores it as one ``.npz`` (``work/performed.npz``), so the finishing
 stage reads one object with one schema; the plan is typed in memory and JSON
 only inside the file.

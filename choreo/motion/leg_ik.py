@@ -1,11 +1,13 @@
-"""Two-bone leg IK: bend the legs so that the ankles reach their targets.
+"""Two-bone limb IK: bend the legs (or the arms) so that the ankles (the wrists) reach their targets.
 
 The knee turns about its hinge until the hip-to-ankle distance is the target's
 (eased near full reach, so the knee never snaps straight), the hip is re-aimed
 at the target, and the ankle keeps its world orientation or turns towards a
 given one. The post-processing holds planted feet on the floor with it
 (:mod:`choreo.postprocess.leg_ik`) and the guide holds a foot planted across a
-junction (:mod:`choreo.choreography.inertialize`).
+junction (:mod:`choreo.choreography.inertialize`). An arm is the same chain
+(shoulder, elbow, wrist) with the elbow's hinge: the hand locks of
+:mod:`choreo.postprocess.hand_locking` reach their points with :func:`place_wrists`.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_sler
 
 __all__ = [
     "ANKLE_COLUMNS",
+    "ARM_CHAINS",
     "LEG_CHAINS",
     "MIN_CORRECTION_M",
     "SOFT_REACH_M",
+    "arm_kinematics",
     "leg_kinematics",
     "place_ankles",
+    "place_wrists",
     "solve_legs",
 ]
 
@@ -33,15 +38,25 @@ LEG_CHAINS: tuple[tuple[str, str, str], ...] = (
 )
 """Hip, knee and ankle of each leg, left first (the order of the foot points)."""
 
+ARM_CHAINS: tuple[tuple[str, str, str], ...] = (
+    ("left_shoulder", "left_elbow", "left_wrist"),
+    ("right_shoulder", "right_elbow", "right_wrist"),
+)
+"""Shoulder, elbow and wrist of each arm, left first (the order of the hand points)."""
+
 SOFT_REACH_M = 0.03
 """Within this of full reach the solved hip-to-ankle distance eases towards it instead of meeting it."""
 
 _MAX_BEND_RAD = np.deg2rad(150.0)
 _HINGE_AXIS = np.array([1.0, 0.0, 0.0])
+_LEG_HINGES = (_HINGE_AXIS, _HINGE_AXIS)
+# The elbows bend about the upper arm's Y axis, the forearm towards the front (+Z): the left arm,
+# along +X, by turning about -Y, the right arm, along -X, about +Y (the joint limits' elbow axes).
+_ARM_HINGES = (np.array([0.0, -1.0, 0.0]), np.array([0.0, 1.0, 0.0]))
 MIN_CORRECTION_M = 1e-9
 """A target closer than this to where the ankle is counts as reached: the leg is left alone."""
 ANKLE_COLUMNS = [3, 7]
-"""The ankles' columns in :func:`leg_kinematics`."""
+"""The ankles' columns in :func:`leg_kinematics` (the wrists' in :func:`arm_kinematics`)."""
 
 
 def place_ankles(
@@ -66,6 +81,28 @@ def place_ankles(
         A new motion with new hip, knee and ankle rotations where a weight is
         above zero; the root and every other joint are unchanged.
     """
+    return _place(motion, LEG_CHAINS, _LEG_HINGES, targets, weights, orientations)
+
+
+def place_wrists(motion: Motion, targets: np.ndarray, weights: np.ndarray) -> Motion:
+    """Bend the arms so that each wrist moves towards its target, as :func:`place_ankles` the legs.
+
+    ``targets`` ``[frames, 2, 3]`` and ``weights`` ``[frames, 2]`` are the left and the right
+    wrist's (the order of :data:`ARM_CHAINS`); each wrist keeps its world orientation, so
+    the hand does not turn. Returns a new motion with new shoulder, elbow and wrist
+    rotations where a weight is above zero.
+    """
+    return _place(motion, ARM_CHAINS, _ARM_HINGES, targets, weights, None)
+
+
+def _place(
+    motion: Motion,
+    chains: tuple[tuple[str, str, str], ...],
+    hinges: tuple[np.ndarray, ...],
+    targets: np.ndarray,
+    weights: np.ndarray,
+    orientations: np.ndarray | None,
+) -> Motion:
     n = motion.n_frames
     if targets.shape != (n, 2, 3) or weights.shape != (n, 2):
         raise ParameterError(
@@ -73,32 +110,44 @@ def place_ankles(
         )
     if orientations is not None and orientations.shape != (n, 2, 3, 3):
         raise ParameterError(f"orientations {orientations.shape} must be ({n}, 2, 3, 3)")
-    legs = leg_kinematics(motion)
-    ankles = legs[0][:, ANKLE_COLUMNS]
+    limbs = _limb_kinematics(motion, chains)
+    ends = limbs[0][:, ANKLE_COLUMNS]
     w = np.clip(weights, 0.0, 1.0)
-    moved = ankles + w[..., None] * (targets - ankles)
+    moved = ends + w[..., None] * (targets - ends)
     active = weights > 0
     if orientations is None:
-        active &= np.linalg.norm(moved - ankles, axis=-1) > MIN_CORRECTION_M
+        active &= np.linalg.norm(moved - ends, axis=-1) > MIN_CORRECTION_M
     else:
-        own = mat_to_quat(legs[1][:, ANKLE_COLUMNS])
+        own = mat_to_quat(limbs[1][:, ANKLE_COLUMNS])
         turned = quat_to_mat(quat_slerp(own, mat_to_quat(orientations), w))
-        legs = (legs[0], legs[1].copy())
-        legs[1][:, ANKLE_COLUMNS] = turned
+        limbs = (limbs[0], limbs[1].copy())
+        limbs[1][:, ANKLE_COLUMNS] = turned
     return motion.replace(
         root_translation=motion.root_translation.copy(),
-        rotations=solve_legs(motion, legs, moved, active),
+        rotations=_solve(motion, chains, hinges, limbs, moved, active),
     )
 
 
 def leg_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     """World positions ``[frames, 8, 3]`` and rotations ``[frames, 8, 3, 3]`` of each leg's
     hip parent, hip, knee and ankle (left leg first), by forward kinematics along the legs only."""
+    return _limb_kinematics(motion, LEG_CHAINS)
+
+
+def arm_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``[frames, 8, 3]`` and rotations ``[frames, 8, 3, 3]`` of each arm's
+    collar, shoulder, elbow and wrist (left arm first), as :func:`leg_kinematics` the legs'."""
+    return _limb_kinematics(motion, ARM_CHAINS)
+
+
+def _limb_kinematics(
+    motion: Motion, chains: tuple[tuple[str, str, str], ...]
+) -> tuple[np.ndarray, np.ndarray]:
     skeleton = motion.skeleton
     joints = []
-    for names in LEG_CHAINS:
-        hip = skeleton.index(names[0])
-        joints += [skeleton.parents[hip], hip, skeleton.index(names[1]), skeleton.index(names[2])]
+    for names in chains:
+        top = skeleton.index(names[0])
+        joints += [skeleton.parents[top], top, skeleton.index(names[1]), skeleton.index(names[2])]
     return chain_kinematics(motion, joints)
 
 
@@ -106,29 +155,40 @@ def solve_legs(
     motion: Motion, legs: tuple[np.ndarray, np.ndarray], targets: np.ndarray, active: np.ndarray
 ) -> np.ndarray:
     """The motion's rotations with each leg solved onto ``targets [frames, 2, 3]`` where ``active``."""
+    return _solve(motion, LEG_CHAINS, _LEG_HINGES, legs, targets, active)
+
+
+def _solve(
+    motion: Motion,
+    chains: tuple[tuple[str, str, str], ...],
+    hinges: tuple[np.ndarray, ...],
+    limbs: tuple[np.ndarray, np.ndarray],
+    targets: np.ndarray,
+    active: np.ndarray,
+) -> np.ndarray:
     rotations = motion.rotations.astype(np.float64, copy=True)
     skeleton = motion.skeleton
-    positions, world = legs
-    for leg, names in enumerate(LEG_CHAINS):
-        hip, knee, ankle = (skeleton.index(name) for name in names)
-        frames = np.nonzero(active[:, leg])[0]
+    positions, world = limbs
+    for limb, (names, hinge) in enumerate(zip(chains, hinges, strict=True)):
+        top, middle, end = (skeleton.index(name) for name in names)
+        frames = np.nonzero(active[:, limb])[0]
         if frames.size == 0:
             continue
-        target = targets[frames, leg]
-        c = 4 * leg  # the leg's columns: hip parent, hip, knee, ankle
-        hip_local, knee_local, ankle_local = _two_bone_ik(
+        c = 4 * limb  # the limb's columns: its top joint's parent, the top joint, the middle, the end
+        top_local, middle_local, end_local = _two_bone_ik(
             hip_pos=positions[frames, c + 1],
             knee_pos=positions[frames, c + 2],
             ankle_pos=positions[frames, c + 3],
-            target=target,
+            target=targets[frames, limb],
             parent_world=world[frames, c],
             hip_world=world[frames, c + 1],
-            knee_local=aa_to_mat(rotations[frames, knee]),
+            knee_local=aa_to_mat(rotations[frames, middle]),
             ankle_world=world[frames, c + 3],
+            hinge_axis=hinge,
         )
-        rotations[frames, hip] = mat_to_aa(hip_local)
-        rotations[frames, knee] = mat_to_aa(knee_local)
-        rotations[frames, ankle] = mat_to_aa(ankle_local)
+        rotations[frames, top] = mat_to_aa(top_local)
+        rotations[frames, middle] = mat_to_aa(middle_local)
+        rotations[frames, end] = mat_to_aa(end_local)
     return rotations
 
 
@@ -142,10 +202,13 @@ def _two_bone_ik(
     hip_world: np.ndarray,
     knee_local: np.ndarray,
     ankle_world: np.ndarray,
+    hinge_axis: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """New local rotations of hip, knee and ankle, each ``[n, 3, 3]``, putting the ankle on ``target``.
+    """New local rotations of hip, knee and ankle, each ``[n, 3, 3]``, putting the ankle on ``target``
+    (for an arm: shoulder, elbow and wrist).
 
-    The knee turns about its hinge (the thigh frame's X axis) to the bend whose
+    The knee turns about its hinge (``hinge_axis`` in the thigh's frame, its X axis for a leg;
+    a positive turn bends it) to the bend whose
     hip-to-ankle distance is the target's (eased near full reach, see
     :func:`_soft_reach`), choosing the flexed solution and at most
     :data:`_MAX_BEND_RAD` from straight; the hip then turns by the
@@ -154,7 +217,7 @@ def _two_bone_ik(
     """
     thigh = knee_pos - hip_pos
     shin = ankle_pos - knee_pos
-    axis = hip_world @ _HINGE_AXIS  # [n, 3], unit: a rotation of a unit vector
+    axis = hip_world @ hinge_axis  # [n, 3], unit: a rotation of a unit vector
     shin_along = np.sum(shin * axis, axis=1, keepdims=True) * axis
     shin_across = shin - shin_along
     # thigh . shin(delta) = p + a cos(delta) + b sin(delta) for the shin turned by delta.
@@ -172,7 +235,7 @@ def _two_bone_ik(
     straight = np.arctan2(b, a)  # the turn that straightens the leg most
     bend = np.arccos(np.clip((wanted - p) / amplitude, -1.0, 1.0))
     delta = straight + np.minimum(bend, _MAX_BEND_RAD)
-    hinge = aa_to_mat(_HINGE_AXIS * delta[:, None])
+    hinge = aa_to_mat(hinge_axis * delta[:, None])
     new_knee_local = hinge @ knee_local
 
     new_shin = _rotate_about(shin, axis, delta)

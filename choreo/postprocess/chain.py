@@ -10,6 +10,7 @@ from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.filtering import DEFAULT_BODY_CUTOFF_HZ, DEFAULT_ROOT_CUTOFF_HZ, lowpass_filter
 from choreo.postprocess.foot_locking import lock_feet
 from choreo.postprocess.ground import ground_feet
+from choreo.postprocess.hand_locking import lock_hands
 from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
 from choreo.postprocess.leg_ik import solve_leg_ik
 
@@ -30,11 +31,12 @@ def postprocess(
     lock: bool = True,
     contacts: ContactTrack | None = None,
 ) -> Motion:
-    """Smooth, bend the legs onto the floor, clamp to joint limits, ground and lock the feet, in that order.
+    """Smooth, bend the legs onto the floor, clamp to joint limits, ground, lock the feet and the hands.
 
     The order matters: clamping comes after smoothing and leg IK so neither can
     push a joint back out of range, and the locks come last, on the grounded
-    dance, so a planted foot stays where it touched down in the final pose.
+    dance, so a planted foot stays where it touched down in the final pose; the hands after the
+    feet, whose locks may lower the pelvis (and so the shoulders).
 
     Parameters
     ----------
@@ -45,8 +47,9 @@ def postprocess(
     joint_limits : joint name to limit; defaults to the SMPL table
     clamp_limits : run :func:`~choreo.postprocess.joint_limits.clamp_joint_limits`
     ground : run :func:`~choreo.postprocess.ground.ground_feet`
-    lock : run :func:`~choreo.postprocess.foot_locking.lock_feet`
-    contacts : the contacts to lock the feet by (the performed dance's, at this
+    lock : run :func:`~choreo.postprocess.foot_locking.lock_feet`, then
+        :func:`~choreo.postprocess.hand_locking.lock_hands`
+    contacts : the contacts to lock the feet and hands by (the performed dance's, at this
         motion's fps); ``None`` detects them on the grounded motion
         (:func:`~choreo.postprocess.contacts.detect_contacts`)
 
@@ -67,9 +70,8 @@ def postprocess(
     if ground:
         out = ground_feet(out)
     if lock:
-        out = lock_feet(
-            out, detect_contacts(out) if contacts is None else contacts, joint_limits=joint_limits
-        )
+        track = detect_contacts(out) if contacts is None else contacts
+        out = lock_hands(lock_feet(out, track, joint_limits=joint_limits), track)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

@@ -13,6 +13,14 @@ median height of the lowest slow point), so a raw dance that floats or sinks
 as a whole is read as standing on it. The speeds are generous (a foot touches
 down below 1 m/s): the blend's stances slide, and a stance that slides is to
 be held, not left to skate.
+
+Where the dance comes from a phrase library, the library's own bits (which
+foot its source mocap had on the ground, :func:`choreo.choreography.guide.build_guide`
+samples them onto the song's frames) join in as ``planted``: a foot its source
+had planted stands in for the speed test, so a stance that the warp or the
+synthesizer made slide faster than the speed thresholds is still read as a
+stance; the height test always stays the motion's own, so a foot the
+synthesizer lifted from the floor is not read as down because its source was.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
+from choreo.errors import ParameterError
 from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.kinematics import chain_kinematics
 from choreo.motion.motion import Motion
@@ -87,15 +96,30 @@ def body_scale(skeleton: Skeleton) -> float:
     return leg(skeleton) / leg(SMPL)
 
 
-def detect_contacts(motion: Motion) -> ContactTrack:
+def detect_contacts(motion: Motion, planted: np.ndarray | None = None) -> ContactTrack:
     """The contacts of every heel, toe and hand in every frame of ``motion``.
+
+    Parameters
+    ----------
+    motion : the motion
+    planted : np.ndarray [shape=(frames, 2)] bool, optional: per frame, whether the source
+        had the left and the right foot on the ground (the phrase library's bits); where it
+        did, that foot's heel and toe pass the speed tests and need only the height tests
+        (touch-down and release as everywhere)
 
     Returns
     -------
     ContactTrack
         At the motion's fps; a motion of fewer than two frames has no contacts.
+
+    Raises
+    ------
+    ParameterError
+        If ``planted`` is not ``[frames, 2]`` for the motion's frames.
     """
     n = motion.n_frames
+    if planted is not None and planted.shape != (n, 2):
+        raise ParameterError(f"planted feet must be ({n}, 2) for this motion, got shape {planted.shape}")
     if n < 2:
         return ContactTrack(motion.fps, np.zeros((n, len(CONTACT_POINTS)), dtype=bool))
     skeleton = motion.skeleton
@@ -109,8 +133,13 @@ def detect_contacts(motion: Motion) -> ContactTrack:
     min_frames = max(1, int(np.ceil(MIN_CONTACT_S * motion.fps - 1e-9)))
     for column in range(len(CONTACT_POINTS)):
         rule = FOOT_RULE if column < 4 else HAND_RULE
-        touch = (heights[:, column] < rule.touch_m * scale) & (speeds[:, column] < rule.touch_m_s * scale)
-        hold = (heights[:, column] < rule.release_m * scale) & (speeds[:, column] < rule.release_m_s * scale)
+        sourced = planted[:, column // 2] if planted is not None and column < 4 else False
+        touch = (heights[:, column] < rule.touch_m * scale) & (
+            (speeds[:, column] < rule.touch_m_s * scale) | sourced
+        )
+        hold = (heights[:, column] < rule.release_m * scale) & (
+            (speeds[:, column] < rule.release_m_s * scale) | sourced
+        )
         out[:, column] = _drop_short(_hysteresis(touch, hold), min_frames)
     return ContactTrack(motion.fps, out)
 

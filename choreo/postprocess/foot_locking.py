@@ -24,7 +24,7 @@ clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from choreo.postprocess.joint_limits import (
     clamp_joint_limits,
     limit_violation_mask,
 )
+from choreo.postprocess.lock_schedule import Lock, contact_runs, schedule_locks, smoothstep
 
 __all__ = [
     "EASE_S",
@@ -57,7 +58,7 @@ __all__ = [
 EASE_S = 0.2
 """How long a foot takes to reach its lock before touch-down, and to let go of it after lift-off."""
 
-MAX_PELVIS_DROP_M = 0.08
+MAX_PELVIS_DROP_M = 0.14
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
 
 GIVE_WAY_M = 0.02
@@ -127,7 +128,7 @@ def lock_feet(
     limits = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     for leg in range(2):
         heel, toe = contacts.frames[:, 2 * leg], contacts.frames[:, 2 * leg + 1]
-        runs = _runs(heel | toe)
+        runs = contact_runs(heel | toe)
         if not runs:
             continue
         on_heel = [bool(heel[start:stop].any()) for start, stop in runs]
@@ -137,47 +138,25 @@ def lock_feet(
             )
         )
         locks = [
-            _Lock(
-                _on_floor(ankles[start, leg], clearance[leg, 0]),
+            Lock(_on_floor(ankles[start, leg], clearance[leg, 0]), toe_offsets[leg], next(held))
+            if heel_down
+            else Lock(
                 _on_floor(ankles[start, leg] + own[start, leg] @ toe_offsets[leg], clearance[leg, 1]),
                 toe_offsets[leg],
-                next(held) if heel_down else None,
+                None,
             )
             for (start, _), heel_down in zip(runs, on_heel, strict=True)
         ]
-        for (start, stop), lock in zip(runs, locks, strict=True):
-            frames = np.arange(start, stop)
-            targets[frames, leg], turn_from[frames, leg] = lock.at(own[frames, leg])
-            weights[frames, leg] = 1.0
-        # Between two contacts the foot goes from one lock to the next; a lock is reached over the
-        # frames before its touch-down and let go of over those after its lift-off.
-        for before, after in zip([None, *range(len(runs))], [*range(len(runs)), None], strict=True):
-            lo = runs[before][1] if before is not None else max(0, runs[0][0] - ease)
-            hi = runs[after][0] if after is not None else min(n, runs[-1][1] + ease)
-            frames = np.arange(lo, hi)
-            share = np.zeros(frames.size)
-            if before is not None:
-                share = np.maximum(share, 1.0 - (frames - lo + 1) / (ease + 1))
-            if after is not None:
-                share = np.maximum(share, 1.0 - (hi - frames) / (ease + 1))
-            frames, share = frames[share > 0], _smootherstep(np.clip(share[share > 0], 0.0, 1.0))
-            if frames.size == 0:
-                continue
-            spots = [locks[i].at(own[frames, leg]) for i in (before, after) if i is not None]
-            way = (
-                _smootherstep((frames - lo + 1) / (hi - lo + 1)) if len(spots) == 2 else np.zeros(frames.size)
-            )
-            targets[frames, leg] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
-            turn_from[frames, leg], turn_to[frames, leg] = spots[0][1], spots[-1][1]
-            towards[frames, leg] = way
-            weights[frames, leg] = share
+        plan = schedule_locks(runs, locks, ankles[:, leg], own[:, leg], ease)
+        targets[:, leg], weights[:, leg] = plan.targets, plan.weights
+        turn_from[:, leg], turn_to[:, leg], towards[:, leg] = plan.turn_from, plan.turn_to, plan.towards
     orientations = turn_from
     between = towards > 0  # from the one lock to the other across a gap
     orientations[between] = _slerp(turn_from[between], turn_to[between], towards[between])
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
-    weights = weights * (1.0 - _smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
+    weights = weights * (1.0 - smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
@@ -236,7 +215,7 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     scale = body_scale(motion.skeleton)
     speed = np.maximum(_speed(ankles, motion.fps), _speed(toes, motion.fps)) if n > 1 else np.zeros((n, 2))
     swinging = np.clip((speed / scale - 0.8 * SWING_SPEED_M_S) / (0.4 * SWING_SPEED_M_S), 0.0, 1.0)
-    swinging = _smoothstep(swinging) * (weights < 1.0)
+    swinging = smoothstep(swinging) * (weights < 1.0)
     floor = np.maximum(-lowest, 0.0)
     lift = np.maximum(swinging * SWING_CLEARANCE_M * scale - lowest, floor)
     lift = np.where(weights >= 1.0, floor, np.maximum(_smooth_above(lift, motion.fps), 0.0))
@@ -257,24 +236,6 @@ def _flat(rotations: np.ndarray) -> np.ndarray:
     axis = np.zeros((*yaw.shape, 3))
     axis[..., UP_AXIS] = yaw
     return aa_to_mat(axis.reshape(-1, 3)).reshape(*yaw.shape, 3, 3)
-
-
-@dataclass(frozen=True)
-class _Lock:
-    """Where one contact holds its foot: with ``held`` (a world rotation) the ankle at ``heel_at`` and
-    the foot turned so; on tiptoe (``held`` None) the toe at ``toe_at`` and the foot its own."""
-
-    heel_at: np.ndarray
-    toe_at: np.ndarray
-    toe_offset: np.ndarray
-    held: np.ndarray | None
-
-    def at(self, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Ankle targets ``[frames, 3]`` and rotations ``[frames, 3, 3]``, given the ankle's own world
-        rotations in those frames ``[frames, 3, 3]``."""
-        if self.held is not None:
-            return np.broadcast_to(self.heel_at, (own.shape[0], 3)), np.broadcast_to(self.held, own.shape)
-        return self.toe_at - own @ self.toe_offset, own
 
 
 def _on_floor(point: np.ndarray, height: float) -> np.ndarray:
@@ -330,20 +291,6 @@ def _held_rotations(
     per_run = np.zeros((len(runs), count))
     np.add.at(per_run, run_of, outside)
     return candidates[np.arange(len(runs)), np.argmin(per_run, axis=1)]
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
-
-
-def _smootherstep(t: np.ndarray) -> np.ndarray:
-    """0 to 1 with no jump in speed or acceleration at either end (a smoothstep's acceleration jumps)."""
-    return t * t * t * (t * (6.0 * t - 15.0) + 10.0)
-
-
-def _smoothstep(t: np.ndarray) -> np.ndarray:
-    return t * t * (3.0 - 2.0 * t)
 
 
 def _slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from choreo.choreography.inertialize import (
     planted_weights,
     window_frames,
 )
-from choreo.choreography.library import PhraseLibrary, shipped_library
+from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary, shipped_library
 from choreo.choreography.planner import plan_dance
 from choreo.choreography.warp import AIRBORNE_STRETCH
 from choreo.errors import EngineError
@@ -90,6 +90,23 @@ def test_the_first_phrase_hits_its_song_beats_with_its_own_key_poses(library: Ph
             guide.poses[song_frame, 3:72].reshape(23, 3), source.rotations[source_frame, 1:], atol=1e-4
         )
     assert checked >= 2  # the start and at least one beat inside
+
+
+def test_the_guide_carries_the_source_phrases_feet_frame_by_frame(library: PhraseLibrary) -> None:
+    song = steady_song(20.0, 120.0)
+    plan = plan_dance(library, song, style="salsa", seed=0)
+    guide = build_guide(library, plan, 20 * FPS, FPS)
+    assert guide.feet.shape == (20 * FPS, 2) and guide.feet.dtype == bool
+    first = plan.segments[0]
+    key = int(library.phrase_key[first.phrase])
+    start = int(library.key_frame[key])
+    frames = np.arange(int(np.ceil(first.end_s * FPS - 1e-9)))
+    source = start + np.rint(segment_warp(library, first).phrase_time(frames / FPS) * LIBRARY_FPS).astype(int)
+    bits = library.contacts[source]
+    left, right = (bits & 1) != 0, (bits & 2) != 0
+    expected = np.stack([right, left] if first.mirrored else [left, right], axis=1)
+    np.testing.assert_array_equal(guide.feet[frames], expected)
+    assert guide.feet.any() and not guide.feet.all()  # the bits follow the steps, not a constant
 
 
 def test_junctions_are_as_smooth_as_the_phrases(library: PhraseLibrary) -> None:

@@ -97,3 +97,25 @@ def test_the_track_resamples_by_time_and_lists_intervals_in_seconds() -> None:
     assert track.share()["left_heel"] == pytest.approx(0.3)
     with pytest.raises(ParameterError, match=r"\[frames, 6\]"):
         ContactTrack(30.0, np.zeros((3, 4), dtype=bool))
+
+
+def test_the_library_bits_hold_a_stance_too_fast_for_detection_but_never_a_lifted_foot() -> None:
+    # Standing and gliding at 1.5 m/s: over the touch-down speed, so detection alone finds no contact.
+    n = 60
+    root = _standing_root(n)
+    root[:, 2] = 1.5 * np.arange(n) / 30.0
+    root[40:, 1] += 0.2  # and from frame 40 the whole body 20 cm up: no foot on the floor
+    motion = _rest(root)
+    assert not detect_contacts(motion).frames.any()
+    # The source phrase had the left foot planted in frames 10 to 50, the right never.
+    planted = np.zeros((n, 2), dtype=bool)
+    planted[10:50, 0] = True
+    track = detect_contacts(motion, planted=planted)
+    left = track.frames[:, 0:2]
+    assert left[10:40].all() and not left[:10].any() and not left[40:].any()
+    assert not track.frames[:, 2:].any()
+
+
+def test_planted_bits_of_another_length_are_refused() -> None:
+    with pytest.raises(ParameterError, match="planted feet"):
+        detect_contacts(_rest(_standing_root(20)), planted=np.zeros((19, 2), dtype=bool))

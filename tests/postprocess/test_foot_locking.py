@@ -190,3 +190,15 @@ def test_a_held_heel_stays_as_bent_as_its_ankle_must_and_its_toe_does_not_sweep(
     toe = joint_positions(locked)[:, SMPL.index("left_foot")]
     assert np.abs(toe[:, [0, 2]] - toe[0, [0, 2]]).max() < 2e-3
     assert count_limit_violations(locked, limits=limits) == 0
+
+
+def test_a_lock_the_lowered_pelvis_brings_within_reach_keeps_the_sole_on_the_floor() -> None:
+    motion = _gliding(0.3, 1.2, 30.0)  # 36 cm from the locks by the end: the pelvis must drop about 9 cm
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[:, :4] = True
+    locked = lock_feet(motion, ContactTrack(30.0, frames))
+    lowest = sole_heights_m(locked).reshape(-1, 2, 2).min(axis=2)
+    assert np.abs(lowest).max() < 0.01
+    ankles = joint_positions(locked)[:, ANKLES][..., [0, 2]]
+    np.testing.assert_allclose(ankles, np.broadcast_to(ankles[:1], ankles.shape), atol=5e-3)
+    assert _knee_angles_deg(locked).max() < 175.0
