@@ -1,16 +1,23 @@
 """The contact sheet (png): poses of a dance as stick figures, one panel each, for a person to judge.
 
 Every render writes one, at the song's beats; the training data's preparation writes one per mocap
-clip, with side views and a strip of the heights. matplotlib is imported when a sheet is drawn.
+clip, with side views and a strip of the heights. The panels are drawn with Pillow; matplotlib is
+imported only for the height strip.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from choreo.motion import Motion, joint_positions
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as Picture
+    from PIL.ImageFont import FreeTypeFont, ImageFont
 
 __all__ = ["contact_sheet_frames", "write_contact_sheet"]
 
@@ -28,6 +35,14 @@ _FLOOR_M = 0.3  # the floor's height above the panel's bottom
 _FIGURE_TOP_M = 2.25  # the caption's baseline above the floor
 _INCH_PER_M = 0.8
 _TITLE_IN, _MARGIN_IN, _STRIP_IN = 0.3, 0.05, 2.6
+_DPI = 80
+_PX_PER_M = _INCH_PER_M * _DPI
+# line widths as matplotlib's points (1/72 inch) gave them; text at the height of its 8 and 9 point
+# DejaVu Sans in Pillow's default face, which runs smaller at one size
+_BONE_PX, _FLOOR_PX = 1.6 * _DPI / 72, 2.0 * _DPI / 72
+_LABEL_PX, _TITLE_PX = 10.5, 11.5
+_TEXT = "#000000"
+_SUPERSAMPLE = 4
 
 
 def _limb_colour(name: str) -> str:
@@ -71,10 +86,10 @@ def write_contact_sheet(
     (y = 0) as a green line; left limbs are blue, right limbs red. Panels run
     in rows of up to eight.
 
-    All panels are drawn into one set of axes, one line collection for every
-    bone and floor, at a fixed scale (:data:`_INCH_PER_M`): matplotlib's cost
-    is per axes and per artist, and a sheet of sixteen axes and four hundred
-    lines took most of a render's export.
+    The panels are drawn with Pillow at a fixed scale (:data:`_INCH_PER_M` at
+    :data:`_DPI`), four times larger and shrunk for smooth edges: importing
+    matplotlib's figure machinery cost a cold render more CPU than all else
+    of its export. Only the height strip, a plot with axes, is matplotlib's.
 
     Parameters
     ----------
@@ -93,10 +108,6 @@ def write_contact_sheet(
     Path
         ``path``.
     """
-    # a bare Figure (no pyplot: its import and backend machinery cost a cold render more than the drawing)
-    from matplotlib.collections import LineCollection
-    from matplotlib.figure import Figure
-
     frames = contact_sheet_frames(motion, times_s, max_panels)
     # the joints of the drawn frames only, unless the height strip needs every frame's
     drawn = (
@@ -111,49 +122,99 @@ def write_contact_sheet(
     views = ("front", "side") if side_view else ("front",)
     cols = min(_COLUMNS, len(frames))
     pose_rows = int(np.ceil(len(frames) / cols)) * len(views)
-    top_in = _TITLE_IN if title else _MARGIN_IN
-    strip_in = _STRIP_IN if height_plot else 0.0
-    poses_in = pose_rows * _PANEL_M[1] * _INCH_PER_M
-    width_in, height_in = cols * _PANEL_M[0] * _INCH_PER_M, poses_in + top_in + strip_in
-    fig = Figure(figsize=(width_in, height_in))
-    ax = fig.add_axes((0.0, strip_in / height_in, 1.0, poses_in / height_in))
-    ax.set_axis_off()
-    ax.set_xlim(0.0, cols * _PANEL_M[0])
-    ax.set_ylim(-pose_rows * _PANEL_M[1], 0.0)
+    top_px = _px(_TITLE_IN if title else _MARGIN_IN)
+    strip_px = _px(_STRIP_IN) if height_plot else 0
+    poses_px = _px(pose_rows * _PANEL_M[1] * _INCH_PER_M)
+    width_px = _px(cols * _PANEL_M[0] * _INCH_PER_M)
+    sheet = _Canvas(width_px, top_px + poses_px)
     names, parents = motion.skeleton.names, motion.skeleton.parents
-    bones = np.array([(p, j) for j, p in enumerate(parents) if p >= 0])
-    floor = np.array([[[-0.8, 0.0], [0.8, 0.0]]])
-    segments = []
+    bones = [(p, j) for j, p in enumerate(parents) if p >= 0]
+    colours = [_limb_colour(names[j]) for _, j in bones]
     for k, frame in enumerate(frames):
         pose = positions[k]
         for v, view in enumerate(views):
             row, col = (k // cols) * len(views) + v, k % cols
-            # the panel's origin: its pelvis above its floor, the floor _FLOOR_M above the panel's bottom
-            origin = np.array([(col + 0.5) * _PANEL_M[0], -(row + 1) * _PANEL_M[1] + _FLOOR_M])
+            # the panel's origin (its pelvis above its floor, the floor _FLOOR_M above the panel's
+            # bottom) in pixels, and the pose seen from the view, metres up and right from it
+            x0 = (col + 0.5) * _PANEL_M[0] * _PX_PER_M
+            y0 = top_px + ((row + 1) * _PANEL_M[1] - _FLOOR_M) * _PX_PER_M
             h = _VIEWS[view]
-            flat = np.stack([pose[:, h] - pose[0, h], pose[:, 1]], axis=-1)
-            segments.append(np.concatenate([flat[bones], floor]) + origin)  # bones, then the floor on top
+            flat = np.stack(
+                [x0 + (pose[:, h] - pose[0, h]) * _PX_PER_M, y0 - pose[:, 1] * _PX_PER_M], axis=-1
+            )
+            for (parent, joint), colour in zip(bones, colours, strict=True):
+                sheet.line(flat[parent], flat[joint], colour, _BONE_PX)
+            sheet.line((x0 - 0.8 * _PX_PER_M, y0), (x0 + 0.8 * _PX_PER_M, y0), _FLOOR, _FLOOR_PX)  # on top
             label = f"{frame / motion.fps:.1f} s" + (f" {view}" if side_view else "")
-            ax.text(origin[0], origin[1] + _FIGURE_TOP_M, label, fontsize=8, ha="center", va="bottom")
-    colours = [_limb_colour(names[j]) for _, j in bones] + [_FLOOR]
-    widths = [1.6] * len(bones) + [2.0]
-    ax.add_collection(
-        LineCollection(
-            list(np.concatenate(segments)),
-            colors=colours * len(segments),
-            linewidths=widths * len(segments),
-            capstyle="projecting",
-        )
-    )
-    if height_plot:
-        strip = fig.add_axes((0.07, 0.45 / height_in, 0.9, (strip_in - 0.7) / height_in))
-        _draw_heights(strip, motion, all_positions)
+            sheet.text((x0, y0 - _FIGURE_TOP_M * _PX_PER_M), label, _LABEL_PX, anchor="md")
     if title:
-        fig.suptitle(title, fontsize=9, y=1.0 - 0.08 / height_in, va="top")
+        sheet.text((width_px / 2, _px(0.08)), title, _TITLE_PX, anchor="ma")
+    image = sheet.image()
+    if height_plot:
+        image = _with_heights(image, motion, all_positions, strip_px)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
+    image.save(path, format="PNG")
     return path
+
+
+def _px(inches: float) -> int:
+    return int(round(inches * _DPI))
+
+
+class _Canvas:
+    """A white picture drawn :data:`_SUPERSAMPLE` times larger and shrunk by averaging: smooth edges
+    on lines and text that Pillow draws hard."""
+
+    def __init__(self, width_px: int, height_px: int) -> None:
+        from PIL import Image, ImageDraw
+
+        self._big = Image.new("RGB", (width_px * _SUPERSAMPLE, height_px * _SUPERSAMPLE), "white")
+        self._draw = ImageDraw.Draw(self._big)
+        self._fonts: dict[float, ImageFont | FreeTypeFont] = {}
+
+    def line(self, start: ArrayLike, end: ArrayLike, colour: str, width_px: float) -> None:
+        """A straight line with square ends reaching half its width past both points (matplotlib's
+        "projecting" cap style: joined bones leave no notch)."""
+        a, b = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+        direction = b - a
+        length = float(np.hypot(*direction))
+        reach = direction / length * width_px / 2 if length > 0 else np.zeros(2)
+        a, b = (a - reach) * _SUPERSAMPLE, (b + reach) * _SUPERSAMPLE
+        self._draw.line([tuple(a), tuple(b)], fill=colour, width=max(1, round(width_px * _SUPERSAMPLE)))
+
+    def text(self, at: tuple[float, float], text: str, size_px: float, anchor: str) -> None:
+        from PIL import ImageFont
+
+        if size_px not in self._fonts:
+            self._fonts[size_px] = ImageFont.load_default(size=size_px * _SUPERSAMPLE)
+        x, y = at
+        where = (x * _SUPERSAMPLE, y * _SUPERSAMPLE)
+        self._draw.text(where, text, fill=_TEXT, font=self._fonts[size_px], anchor=anchor)
+
+    def image(self) -> Picture:
+        """The picture at its size."""
+        return self._big.reduce(_SUPERSAMPLE)
+
+
+def _with_heights(poses: Picture, motion: Motion, positions: np.ndarray, strip_px: int) -> Picture:
+    """``poses`` with a strip of the root's height and x, z and the lowest joint's height below it,
+    drawn by matplotlib (a plot with axes and a legend; only the training data's sheets have it)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    strip_in = strip_px / _DPI
+    fig = Figure(figsize=(poses.width / _DPI, strip_in), dpi=_DPI)
+    ax = fig.add_axes((0.07, 0.45 / strip_in, 0.9, (strip_in - 0.7) / strip_in))
+    _draw_heights(ax, motion, positions)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    strip = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    sheet = Image.new("RGB", (poses.width, poses.height + strip.height), "white")
+    sheet.paste(poses, (0, 0))
+    sheet.paste(strip, (0, poses.height))
+    return sheet
 
 
 def _draw_heights(ax, motion: Motion, positions: np.ndarray) -> None:

@@ -48,7 +48,6 @@ from itertools import pairwise
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.ndimage import maximum_filter1d, uniform_filter1d
-from scipy.signal import find_peaks
 
 from choreo.audio.music_features import (
     CHROMA_COLUMNS,
@@ -58,6 +57,7 @@ from choreo.audio.music_features import (
     MusicFeatures,
 )
 from choreo.errors import ParameterError
+from choreo.numeric.peaks import find_peaks
 
 __all__ = [
     "BEAT_SALIENCE_MIN",
@@ -493,5 +493,5 @@ def _novelty_boundaries(similarity: np.ndarray) -> np.ndarray:
     novelty = np.maximum(novelty, 0.0)
     if novelty.max() <= 0:
         return np.zeros(0, dtype=np.int64)
-    peaks, _ = find_peaks(novelty, distance=half, height=0.2 * novelty.max())
+    peaks = find_peaks(novelty, distance=half, height=0.2 * novelty.max())
     return peaks[(peaks > 0) & (peaks < count)]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from tqdm import tqdm
 
 from choreo.contracts.choices import AUTO, ENERGY_LEVELS, RIGS, STYLES, SUPPORTED_FPS, SYNTHS
 from choreo.contracts.options import RenderOptions
@@ -139,18 +138,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"choreo render: {exc}", file=sys.stderr)
         return 2
     failures = 0
-    for song in tqdm(args.songs, desc="rendering", unit="song", file=sys.stderr, disable=len(args.songs) < 2):
+    # tqdm (a tenth of a second of a cold start) only when there is more than one song to count
+    songs: Iterable[Path] = args.songs
+    write: Callable[..., None] = print
+    if len(args.songs) > 1:
+        from tqdm import tqdm
+
+        songs, write = tqdm(args.songs, desc="rendering", unit="song", file=sys.stderr), tqdm.write
+    for song in songs:
         try:
             result = render_song(song, args.out, options, runner=runner, library=library, plan=plan)
         except ChoreoError as exc:
             failures += 1
             reason = str(exc) if str(song) in str(exc) else f"{song}: {exc}"
-            tqdm.write(f"FAILED {reason} [{exc.code}]", file=sys.stderr)
+            write(f"FAILED {reason} [{exc.code}]", file=sys.stderr)
             continue
         summary = result.summary
         total_s = sum(result.timings_s.values())
         pulse = f" (danced at {summary.pulse_bpm:.1f})" if summary.pulse_ratio not in (None, 1.0) else ""
-        tqdm.write(
+        write(
             f"ok {song.name}: {summary.duration_s:.1f} s, "
             f"{summary.frames} frames at {summary.fps:g} fps, "
             f"{summary.tempo_bpm:.1f} BPM{pulse}, style {summary.style}, "

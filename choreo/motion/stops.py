@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
-from scipy.signal import argrelextrema
 
 from choreo.errors import ParameterError
+from choreo.numeric.peaks import strict_local_minima
 
 __all__ = ["SPEED_SIGMA_FRAMES", "speed_minima"]
 
@@ -44,4 +44,4 @@ def speed_minima(speed: np.ndarray, sigma_frames: float) -> np.ndarray:
     if sigma_frames < 0:
         raise ParameterError(f"sigma_frames must be >= 0, got {sigma_frames}")
     smooth = gaussian_filter1d(speed, sigma_frames) if sigma_frames > 0 else speed
-    return argrelextrema(smooth, np.less)[0]
+    return strict_local_minima(smooth)

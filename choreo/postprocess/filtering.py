@@ -2,10 +2,10 @@
 
 Generated motion carries frame-to-frame jitter that reads as trembling and
 inflates jerk and foot skating. A Butterworth low-pass run forwards and
-backwards (``sosfiltfilt``) removes it without delaying the motion, so poses
-stay on the beats. Axis-angle jumps where the angle wraps at pi, so the
-rotations are filtered as unit quaternions made continuous in time
-(hemisphere-aligned), then renormalised.
+backwards (:func:`choreo.numeric.butterworth.sos_filtfilt`, what scipy's ``sosfiltfilt`` does)
+removes it without delaying the motion, so poses stay on the beats. Axis-angle jumps where
+the angle wraps at pi, so the rotations are filtered as unit quaternions made continuous in
+time (hemisphere-aligned), then renormalised.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
 
 from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, quat_to_aa
+from choreo.numeric.butterworth import butter_lowpass_sos, sos_filtfilt
 
 __all__ = [
     "DEFAULT_BODY_CUTOFF_HZ",
@@ -185,7 +185,7 @@ def _butter_sos(order: int, normalized_cutoff: float) -> np.ndarray:
     """The low-pass's second-order sections, designed once per order and cut-off (the design costs
     more than filtering a short signal, and the foot locks filter at the same cut-off several times).
     Shared between calls: not to be written to."""
-    return butter(order, normalized_cutoff, btype="lowpass", output="sos")
+    return butter_lowpass_sos(order, normalized_cutoff)
 
 
 def _zero_phase_lowpass(signal: np.ndarray, cutoff_hz: float, fps: float, order: int) -> np.ndarray:
@@ -197,4 +197,4 @@ def _zero_phase_lowpass(signal: np.ndarray, cutoff_hz: float, fps: float, order:
     # scipy's default edge padding; shorter signals get as much padding as they have frames.
     default_padlen = 3 * (2 * len(sos) + 1)
     padlen = min(default_padlen, signal.shape[0] - 1)
-    return sosfiltfilt(sos, signal, axis=0, padlen=padlen)
+    return sos_filtfilt(sos, signal, padlen)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.metrics import beat_align_score, kinematic_beats
+from choreo.metrics.beat_align import beat_align_score, kinematic_beats
 
 
 def _swing(n_frames: int, period_frames: float, offset_frames: float = 0.0) -> np.ndarray:

@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from choreo.metrics import foot_skate_ratio, limit_violations, mean_jerk, pfc_score
-from choreo.metrics.foot_skate import contact_share
+from choreo.metrics.foot_skate import contact_share, foot_skate_ratio
+from choreo.metrics.jerk import mean_jerk
+from choreo.metrics.limits import limit_violations
+from choreo.metrics.pfc import pfc_score
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 
 FPS = 30.0

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.metrics import freeze_ratio, kinetic_features, mean_pairwise_distance, score_motion
+from choreo.metrics.diversity import kinetic_features, mean_pairwise_distance
+from choreo.metrics.freeze import freeze_ratio
+from choreo.metrics.score import score_motion
 from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
 
 FPS = 30.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from choreo.errors import ParameterError
-from choreo.metrics import mean_joint_speed
+from choreo.metrics.speed import mean_joint_speed
 from choreo.motion import Motion, joint_positions
 
 
