@@ -10,11 +10,18 @@ Each is planned three times with seeds 0-2 after one warm-up; the median is
 reported. CPU seconds (``time.process_time``) are given beside wall seconds
 because this machine is shared: with other work running, wall time measures
 the queue as much as the code.
+
+``--before CHECKOUT`` (another checkout of this repository, say the commit
+before a change to the planner) also plans the 20-minute song with that
+checkout's ``choreo/choreography/planner.py``, in the same process, taking turns
+with this tree's (``--ab-rounds`` rounds of seeds 0-2), and records both sides'
+medians, their ratio and whether every plan came out the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -48,9 +55,59 @@ def _features(paths: list[Path], limit_s: float | None):
     return extract_features(y, sr, fps=30)
 
 
+def _planner_from(checkout: Path):
+    """``checkout``'s planner module, loaded beside this tree's (its imports are this tree's)."""
+    spec = importlib.util.spec_from_file_location(
+        "planner_before", checkout / "choreo" / "choreography" / "planner.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def planner_ab(library, checkout: Path, rounds: int) -> dict:
+    """The 20-minute song planned by this tree's planner and ``checkout``'s, in turns, wall and CPU."""
+    from choreo.audio.structure import analyze_structure
+    from choreo.choreography import planner
+
+    structure = analyze_structure(_features(SONGS["20min"], TWENTY_MIN_S))
+    sides = {"after": planner, "before": _planner_from(checkout)}
+    times: dict[str, dict[str, list[float]]] = {side: {"wall": [], "cpu": []} for side in sides}
+    same = True
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    for module in sides.values():  # warm-up
+        module.plan_dance(library, structure, style="salsa", seed=0)
+    for _ in range(rounds):
+        for seed in (0, 1, 2):
+            plans = {}
+            for side, module in sides.items():
+                wall, cpu = time.perf_counter(), time.process_time()
+                plans[side] = module.plan_dance(library, structure, style="salsa", seed=seed)
+                times[side]["wall"].append(time.perf_counter() - wall)
+                times[side]["cpu"].append(time.process_time() - cpu)
+            same &= plans["after"] == plans["before"]
+    entry: dict = {"before": str(checkout), "rounds": rounds, "load_average_before": load_before}
+    for side, laps in times.items():
+        entry[side] = {
+            f"plan_{kind}_s": {"median": round(statistics.median(v), 4), "min": round(min(v), 4)}
+            for kind, v in laps.items()
+        }
+    for kind in ("wall", "cpu"):
+        entry[f"median_{kind}_ratio_after_to_before"] = round(
+            statistics.median(times["after"][kind]) / statistics.median(times["before"][kind]), 3
+        )
+    entry["plans_identical"] = bool(same)
+    entry["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return entry
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "choreography.json")
+    parser.add_argument("--before", type=Path, default=None, help="a checkout whose planner to compare with")
+    parser.add_argument("--ab-rounds", type=int, default=5, help="--before: rounds of seeds 0-2 per side")
     args = parser.parse_args()
     from choreo.audio.structure import analyze_structure
     from choreo.choreography.guide import build_guide
@@ -91,6 +148,9 @@ def main() -> None:
             entry[f"{stage}_cpu_s"] = round(statistics.median(r[stage][1] for r in rows), 4)
         results["songs"][label] = entry
         print(label, entry, file=sys.stderr)
+    if args.before is not None:
+        results["planner_ab_20min"] = planner_ab(library, args.before, args.ab_rounds)
+        print("planner A/B", results["planner_ab_20min"], file=sys.stderr)
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -249,7 +249,8 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last. A workout (the plan's) is clamped to the joint limits
+    the song's first second to its last. A low-impact workout's locks never let the last held foot
+    go (``keep_one_foot_down``); a workout (the plan's) is clamped to the joint limits
     again after the feet are locked, and a low-impact one keeps a foot on the floor in every frame
     (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
@@ -257,11 +258,12 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
     if motion.fps != options.fps or motion.n_frames != n_frames:
         motion = resample(motion, options.fps, n_frames=n_frames)
-    motion = postprocess(motion, contacts=finished_contacts(generated, motion))
     workout = generated.plan.routine if generated.plan is not None else None
+    low_impact = workout is not None and workout.impact == "low"
+    motion = postprocess(motion, contacts=finished_contacts(generated, motion), keep_one_foot_down=low_impact)
     if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
         motion = clamp_joint_limits(motion)
-        if workout.impact == "low":
+        if low_impact:
             motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import maximum_filter1d, uniform_filter1d
 
+from choreo.audio.filters import mel_centres_hz
 from choreo.audio.onsets import ONSET_SHIFT_FRAMES
 
 __all__ = [
@@ -108,14 +109,8 @@ def beat_observation(log_mel: np.ndarray, *, sr: int, n_fft: int, fps: float) ->
     flux[lead:] = rise[: n_frames - lead]
     level = uniform_filter1d(flux, size=max(1, int(WHITEN_S * fps)), axis=0) + 1e-3
     whitened = flux / (level + level.mean(axis=0, keepdims=True))
-    low = _mel_centres_hz(sr, n_fft, n_bands) < LOW_BAND_HZ
+    low = mel_centres_hz(sr, n_fft, n_bands) < LOW_BAND_HZ
     return whitened.mean(axis=1) + LOW_WEIGHT * whitened[:, low].mean(axis=1)
-
-
-def _mel_centres_hz(sr: int, n_fft: int, n_bands: int) -> np.ndarray:
-    from choreo.audio.filters import mel_filterbank
-
-    return np.argmax(mel_filterbank(sr, n_fft, n_bands), axis=1) * sr / n_fft
 
 
 def estimate_period(observation: np.ndarray, *, fps: float) -> float:
@@ -160,6 +155,8 @@ def decode_beats(observation: np.ndarray, period: float) -> np.ndarray:
     """Beat frames (fractional): the Viterbi path of the model, ``period`` frames a beat at the start.
 
     Periods lie within :data:`TEMPO_SPAN` of ``period``, in steps of ``period / STEPS_PER_BEAT`` frames.
+    The decoding is :func:`_beat_starts`' (a beat-start recursion computed a block of steps at a time);
+    the path is traced back from the most likely state at the last step.
     """
     frames_per_step = period / STEPS_PER_BEAT
     steps = np.interp(
@@ -169,43 +166,90 @@ def decode_beats(observation: np.ndarray, period: float) -> np.ndarray:
     lo = max(2, int(np.floor(step_period / TEMPO_SPAN)))
     hi = max(lo, int(np.ceil(step_period * TEMPO_SPAN)))
     periods = np.arange(lo, hi + 1)
-    starts = np.concatenate([[0], np.cumsum(periods)[:-1]])
-    ends = starts + periods - 1
-    n_states = int(periods.sum())
-    position = np.concatenate([np.arange(p) for p in periods])
-    onset_positions = np.maximum(1, np.round(periods * BEAT_FRACTION))
-    in_beat = position < onset_positions[np.repeat(np.arange(periods.size), periods)]
+    onset_positions = np.maximum(1, np.round(periods * BEAT_FRACTION)).astype(np.int64)
     activation = np.clip(steps / max(float(np.percentile(steps, 95)), 1e-9), 0.0, 1.0) * 0.9 + 0.05
     log_beat, log_rest = np.log(activation), np.log((1 - activation) * 0.5 + 0.25)
     ratio = periods[None, :] / periods[:, None]
     log_transition = -TRANSITION_LAMBDA * np.abs(ratio - 1.0)  # [from, to]
     log_transition -= np.log(np.exp(log_transition).sum(axis=1, keepdims=True))
-    delta = np.full(n_states, -np.log(n_states))
-    backlinks = np.empty((steps.size, periods.size), dtype=np.int16)
-    shifted = np.empty(n_states)
-    columns = np.arange(periods.size)
-    for step in range(steps.size):
-        shifted[1:] = delta[:-1]
-        arriving = delta[ends][:, None] + log_transition
-        best_from = np.argmax(arriving, axis=0)
-        shifted[starts] = arriving[best_from, columns]
-        backlinks[step] = best_from
-        delta = shifted + np.where(in_beat, log_beat[step], log_rest[step])
-        delta -= delta.max()
-    state = int(np.argmax(delta))
-    tempo_index = int(np.searchsorted(starts, state, side="right") - 1)
-    phase = state - starts[tempo_index]
+    backlinks, final = _beat_starts(log_beat, log_rest, periods, onset_positions, log_transition)
+    tempo_index, phase = divmod(int(np.argmax(final)), final.shape[1])  # the last step's best state
     beats = []
-    for step in range(steps.size - 1, -1, -1):
-        if phase == 0:
-            # The beat is where the observation peaks in the onset positions it starts (madmom's correction).
-            width = int(onset_positions[tempo_index])
-            beats.append(step + int(np.argmax(steps[step : step + width])))
-            tempo_index = int(backlinks[step, tempo_index])
-            phase = periods[tempo_index] - 1
-        else:
-            phase -= 1
+    start = steps.size - 1 - phase
+    while start >= 0:  # from the last beat back, each beat's start step and the period it came from
+        # The beat is where the observation peaks in the onset positions it starts (madmom's correction).
+        width = int(onset_positions[tempo_index])
+        beats.append(start + int(np.argmax(steps[start : start + width])))
+        tempo_index = int(backlinks[start, tempo_index])
+        start -= int(periods[tempo_index])
     return np.asarray(beats[::-1], dtype=np.float64) * frames_per_step
+
+
+def _beat_starts(
+    log_beat: np.ndarray,
+    log_rest: np.ndarray,
+    periods: np.ndarray,
+    onset_positions: np.ndarray,
+    log_transition: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Viterbi recursion of the beat-pointer model, over beat starts rather than over every state.
+
+    A state (period ``p``, position ``k``) is reached only from (``p``, ``k - 1``), so its best score is
+    the best score of the beat's start ``k`` steps before plus the observation since: the first
+    ``onset_positions[p]`` positions of a beat score ``log_beat``, the others ``log_rest`` (a difference
+    of running sums). Only a start chooses: the best of the beats of every period ending a step before,
+    each plus its tempo change (``log_transition [from, to]``). A beat ends at least ``periods[0]``
+    steps after it starts, so the starts of that many steps depend only on earlier ones and are found
+    together: one array operation a block of steps, not a loop over the steps. The scores are those of
+    the step-by-step recursion up to rounding (they are not renormalised at every step, which shifts all
+    states alike and so chooses nothing); the states before the first step are equally likely.
+
+    Returns the backlinks ``[steps, periods]`` (the period index a beat starting there came from) and
+    the score of every state at the last step, ``[periods, positions]`` (-inf past a period's end).
+    """
+    n_steps, n_periods = log_beat.size, periods.size
+    lo, hi = int(periods[0]), int(periods[-1])
+    columns = np.arange(n_periods)
+    # Running sums over the steps before each index, held at the last one past the end.
+    beat_sum = np.concatenate([[0.0], np.cumsum(log_beat), np.zeros(hi)])
+    rest_sum = np.concatenate([[0.0], np.cumsum(log_rest), np.zeros(hi)])
+    beat_sum[n_steps + 1 :], rest_sum[n_steps + 1 :] = beat_sum[n_steps], rest_sum[n_steps]
+    # ``ending[t, q]`` + ``rest_sum[t]``: the score, a step before step t, of the beat of period index q
+    # ending there, that is started at s = t - periods[q]; for s < 0 it began before the first step.
+    ending = np.full((n_steps + hi + 1, n_periods), -np.inf)
+    began = np.arange(hi)[:, None] - periods[None, :]  # s of the rows t < hi
+    onset_end = np.maximum(began + onset_positions[None, :], 0)
+    prior = -np.log(float(periods.sum()))
+    ending[:hi] = np.where(began < 0, prior + beat_sum[onset_end] - rest_sum[onset_end], -np.inf)
+    # The same array seen by start step: ``by_start[s, q]`` is ``ending[s + periods[q], q]``.
+    item = ending.itemsize
+    by_start = np.lib.stride_tricks.as_strided(
+        ending[lo:], shape=(n_steps, n_periods), strides=(n_periods * item, (n_periods + 1) * item)
+    )
+    since = np.arange(n_steps)[:, None] + onset_positions[None, :]
+    gain = beat_sum[since] - beat_sum[1 : n_steps + 1, None] - rest_sum[since]
+    arrival = rest_sum[:n_steps] + log_beat
+    into = np.ascontiguousarray(log_transition.T)  # [to, from]: the choice is along the last axis
+    flat = np.arange(lo * n_periods)
+    backlinks = np.empty((n_steps, n_periods), dtype=np.int16)
+    start_scores = np.empty((n_steps, n_periods))
+    for first in range(0, n_steps, lo):
+        stop = min(first + lo, n_steps)
+        arriving = (ending[first:stop, None, :] + into).reshape(-1, n_periods)  # [step and to, from]
+        best = np.argmax(arriving, axis=1)
+        backlinks[first:stop] = best.reshape(-1, n_periods)
+        start_scores[first:stop] = arriving[flat[: best.size], best].reshape(-1, n_periods)
+        start_scores[first:stop] += arrival[first:stop, None]
+        by_start[first:stop] = start_scores[first:stop] + gain[first:stop]
+    # Every state at the last step: (p, k) is the beat of period p that started k steps before it.
+    position = np.arange(hi)
+    began = n_steps - 1 - position[None, :]  # [1, positions]
+    since = np.where(began >= 0, began + 1, 0)
+    onset_end = np.clip(began + onset_positions[:, None], since, n_steps)  # [periods, positions]
+    base = np.where(began >= 0, start_scores[np.maximum(began, 0), columns[:, None]], prior)
+    final = base + beat_sum[onset_end] - beat_sum[since] + rest_sum[n_steps] - rest_sum[onset_end]
+    final[position[None, :] >= periods[:, None]] = -np.inf
+    return backlinks, final
 
 
 def track_pointer_beats(observation: np.ndarray, *, fps: float) -> tuple[np.ndarray, float]:

@@ -7,7 +7,7 @@ centred on sample ``k * HOP_LENGTH``, i.e. on time ``k / fps``. The onset
 envelope is aligned the same way (see :mod:`choreo.audio.onsets`).
 
 The STFT is taken in blocks of frames and each block is reduced at once to the
-mel power spectrum, the chroma and the low-band energy, so a 20-minute song
+mel power spectrum and the chroma, so a 20-minute song
 never holds its whole complex spectrogram (300 MB at 30 fps). Mel, MFCC and
 chroma are librosa's ``melspectrogram``/``mfcc``/``chroma_stft`` (defaults,
 ``tuning=0``), computed with :mod:`choreo.audio.filters`.
@@ -15,14 +15,12 @@ chroma are librosa's ``melspectrogram``/``mfcc``/``chroma_stft`` (defaults,
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 import scipy.fft
 
 from choreo.audio.beat_pointer import beat_observation, track_pointer_beats
 from choreo.audio.beats import estimate_downbeats, fit_tempo_bpm, keep_sounding_beats, snap_to_onsets
-from choreo.audio.filters import chroma_filterbank, hann_window, mel_filterbank, power_to_db
+from choreo.audio.filters import chroma_filterbank, hann_window, mel_centres_hz, mel_filterbank, power_to_db
 from choreo.audio.music_features import (
     BEAT_COLUMN,
     CHROMA_COLUMNS,
@@ -56,8 +54,12 @@ N_MELS = 128
 N_MFCC = 20
 N_CHROMA = 12
 
-LOW_BAND_HZ = (30.0, 200.0)
-"""Kick and bass band whose energy marks the downbeats."""
+LOW_BAND_HZ = 120.0
+"""Mel bands centred below this (kick and bass) make the low-band onset that marks the downbeats.
+
+The beat-truth set's tuning half chose it over the rise of the summed 30-200 Hz energy: the same
+downbeat F there, and a clearer choice between 3/4 and 4/4 (``bench/beats.py``, docs/audio.md).
+"""
 
 _BLOCK_FRAMES = 1024
 """STFT frames computed at a time (8 MB of complex64 spectrum)."""
@@ -108,13 +110,14 @@ def extract_features(y: np.ndarray, sr: int, *, fps: int) -> MusicFeatures:
         raise ParameterError("y contains NaN or infinite samples")
     n_frames = -(-samples.size // HOP_LENGTH)
 
-    mel_power, chroma, low_energy = _spectral_frames(samples, sr=sr, n_frames=n_frames)
+    mel_power, chroma = _spectral_frames(samples, sr=sr, n_frames=n_frames)
     log_mel = power_to_db(mel_power)
     first_full_frame = N_FFT // (2 * HOP_LENGTH)
     onset_envelope = onset_strength(log_mel, first_full_frame=first_full_frame)
     mfcc = scipy.fft.dct(log_mel, type=2, norm="ortho", axis=1)[:, :N_MFCC]
     peak_frames = pick_onset_peaks(onset_envelope, fps=fps)
-    bass_onset = onset_strength(power_to_db(low_energy[:, np.newaxis]), first_full_frame=first_full_frame)
+    low_bands = mel_centres_hz(sr, N_FFT, N_MELS) < LOW_BAND_HZ
+    bass_onset = onset_strength(log_mel[:, low_bands], first_full_frame=first_full_frame)
     beat_frames, downbeat_frames, period_bpm = _beats(
         log_mel, onset_envelope, bass_onset=bass_onset, chroma=chroma, sr=sr, fps=fps
     )
@@ -161,8 +164,8 @@ def _beats(
     return beat_frames, downbeat_frames, period_bpm
 
 
-def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mel power [N, 128], chroma [N, 12] and low-band energy [N] from one centred STFT.
+def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mel power [N, 128] and chroma [N, 12] from one centred STFT.
 
     Frame ``k`` is the Hann-windowed ``N_FFT`` samples centred on sample
     ``k * HOP_LENGTH``, zeros beyond the ends (librosa's ``center=True``,
@@ -171,10 +174,8 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
     window = hann_window(N_FFT)
     mel_basis = mel_filterbank(sr, N_FFT, N_MELS)
     chroma_basis = chroma_filterbank(sr, N_FFT, N_CHROMA)
-    low_bins = _low_band_bins(sr)
     mel_power = np.empty((n_frames, N_MELS), dtype=np.float32)
     chroma = np.empty((n_frames, N_CHROMA), dtype=np.float32)
-    low_energy = np.empty(n_frames, dtype=np.float32)
     half = N_FFT // 2
     for first in range(0, n_frames, _BLOCK_FRAMES):
         last = min(first + _BLOCK_FRAMES, n_frames)
@@ -191,11 +192,4 @@ def _spectral_frames(y: np.ndarray, *, sr: int, n_frames: int) -> tuple[np.ndarr
         raw_chroma = power @ chroma_basis.T
         loudest = raw_chroma.max(axis=1, keepdims=True)
         chroma[first:last] = raw_chroma / np.where(loudest > 0, loudest, 1.0)
-        low_energy[first:last] = power[:, low_bins].sum(axis=1)
-    return mel_power, chroma, low_energy
-
-
-@lru_cache(maxsize=8)
-def _low_band_bins(sr: int) -> slice:
-    bin_hz = sr / N_FFT
-    return slice(max(1, int(np.ceil(LOW_BAND_HZ[0] / bin_hz))), int(np.floor(LOW_BAND_HZ[1] / bin_hz)) + 1)
+    return mel_power, chroma

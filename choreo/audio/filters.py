@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["chroma_filterbank", "hann_window", "mel_filterbank", "power_to_db"]
+__all__ = ["chroma_filterbank", "hann_window", "mel_centres_hz", "mel_filterbank", "power_to_db"]
 
 _A4_HZ = 440.0
 _SLANEY_LINEAR_HZ_PER_MEL = 200.0 / 3.0
@@ -67,6 +67,11 @@ def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
     weights = weights.astype(np.float32)
     weights.setflags(write=False)
     return weights
+
+
+def mel_centres_hz(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
+    """Centre frequency in Hz of each of :func:`mel_filterbank`'s bands: the STFT bin where it peaks."""
+    return np.argmax(mel_filterbank(sr, n_fft, n_mels), axis=1) * sr / n_fft
 
 
 @lru_cache(maxsize=8)

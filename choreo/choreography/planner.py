@@ -207,10 +207,14 @@ class _Tables:
         self.lib = library
         first, last = library.phrase_seconds
         self.n_secs = int(last.max()) + 1
-        self.seconds = np.stack([first, last + 1], axis=1)
-        """[P, 2] each phrase's first source second and one past its last."""
-        self.secs = np.minimum(first[:, None] + np.arange(int((last - first).max()) + 1), last[:, None])
+        self.n_seconds = (last + 1 - first).astype(np.int64)
+        """[P] how many source seconds each phrase covers."""
+        ordinal = first[:, None] + np.arange(int((last - first).max()) + 1)
+        self.secs = np.minimum(ordinal, last[:, None])
         """[P, span] each phrase's source seconds, the last one repeated to fill the row."""
+        self.secs_padded = np.where(ordinal <= last[:, None], ordinal, self.n_secs)
+        """[P, span] each phrase's source seconds, the row filled with the never-used column
+        ``n_secs`` of a hypothesis's history (see :meth:`_Search.blank_history`)."""
         self.end_key = (library.phrase_key + library.phrase_beats).astype(np.int64)
         """[P] the key each phrase ends at."""
         self.attr = np.stack(
@@ -223,8 +227,14 @@ class _Tables:
             axis=1,
         )
         """[P, 4] duration, move x and z, turn."""
+        self.start_floor = library.key_floor[library.phrase_key]
+        """[P] whether each phrase starts on the floor."""
         self.length = np.searchsorted(np.array(PHRASE_BEATS), library.phrase_beats)
         """[P] index of each phrase's length in PHRASE_BEATS."""
+        self.kind = self.length + _LENGTHS * library.phrase_still
+        """[P] each phrase's row of :attr:`_Spans.allowed`: its length, among the held poses' if it is one."""
+        self.duration = self.attr[:, 0].copy()
+        """[P] each phrase's duration, s."""
         self.style_phrases = [np.nonzero(library.phrase_style == s)[0] for s in range(len(library.styles))]
         self._continuations: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
         self._pools: dict[tuple[int, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]] = {}
@@ -329,6 +339,8 @@ class _Spans:
     terms: np.ndarray  # [K, PHRASE_TERMS, 2] the span's side of the energy, tempo, stops and beat
     # ratio costs: a phrase's row of _phrase_terms times this is their sum; at least _UNFIT where the
     # phrase's length does not fit or it is a held pose over loud music
+    allowed: np.ndarray  # [K, 2 * lengths, 2] bool: a phrase of that length (the first half) or a held
+    # pose of that length (the second) may be danced over the span: exactly where its terms are under _UNFIT
 
 
 _UNFIT = 1e300
@@ -408,8 +420,12 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
         double=steady3 & (lengths == 2 * m3),
         loud=np.stack([loud, loud | loud[nxt]], axis=1),
         terms=np.empty(0),
+        allowed=np.empty(0),
     )
-    return replace(spans, terms=_span_terms(weights, spans))
+    held = spans.fits & ~spans.loud[:, None, :]
+    return replace(
+        spans, terms=_span_terms(weights, spans), allowed=np.concatenate([spans.fits, held], axis=1)
+    )
 
 
 @dataclass
@@ -418,8 +434,8 @@ class _Beam:
 
     state: np.ndarray  # [H, 4] float: cost, x, z, yaw
     ids: np.ndarray  # [H, 2] int: end key, node id (the plan so far)
-    history: np.ndarray  # [H, source seconds + bars] int32: bar of each second's last use, then
-    # the phrase started at each bar (-1 if none)
+    history: np.ndarray  # [H, source seconds + 1 + bars] int32: bar of each second's last use, a
+    # column never used (what _Tables.secs_padded pads with), then the phrase started at each bar (-1 if none)
 
     @property
     def cost(self) -> np.ndarray:
@@ -444,10 +460,6 @@ class _Beam:
     @property
     def node(self) -> np.ndarray:
         return self.ids[:, 1]
-
-    @classmethod
-    def concat(cls, beams: list[_Beam]) -> _Beam:
-        return cls(*(np.concatenate([getattr(b, f) for b in beams]) for f in cls.__dataclass_fields__))
 
     def take(self, rows: np.ndarray) -> _Beam:
         return _Beam(self.state[rows], self.ids[rows], self.history[rows])
@@ -487,7 +499,19 @@ class _Search:
         self.spans = {0: _spans(bars, weights, energy, 0)}
         self.span_bars = np.array([1.0, 2.0])
         self._fresh_pools: dict[tuple[int, bool], list[np.ndarray]] = {}
-        self.row_offsets = np.arange(max(_BEAM, _KEEP_PER_SPAN), dtype=np.int64)
+        self._repeats: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.bar_column = self.t.n_secs + 1
+        """The history column of bar 0's phrase."""
+        self.width = self.bar_column + bars.n_bars
+        self.row_starts = np.arange(max(_BEAM, 2 * _KEEP_PER_SPAN), dtype=np.int64)[:, None] * self.width
+        """[R, 1] where each history row starts in the flattened history."""
+
+    def blank_history(self, n: int) -> np.ndarray:
+        """``[n, width]`` the history of hypotheses that have danced nothing: no source second used
+        (nor the padding column after them), no phrase at any bar."""
+        history = np.full((n, self.width), -1, dtype=np.int32)
+        history[:, : self.bar_column] = _NEVER
+        return history
 
     def spans_of(self, relaxed: int) -> _Spans:
         if relaxed not in self.spans:
@@ -509,10 +533,10 @@ class _Search:
             self._fresh_pools[(style, steady)] = found
         return found
 
-    def opening(self, style: int, steady: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def opening(self, style: int, steady: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The opening bar's candidate phrases ``[1, C]`` (from seeded standing start keys of the
-        style), their transition costs (none; inf where a key has no phrase of a length) and which are
-        section repeats (none)."""
+        style), their transition costs (none; inf where a key has no phrase of a length), which are
+        section repeats (none) and which are not (all)."""
         lib = self.lib
         columns = self.meter_columns if steady else self.all_columns
         pool = lib.style_start_keys[style]
@@ -520,14 +544,25 @@ class _Search:
         pool = standing if standing.size else pool
         keys = self.rng.choice(pool, size=min(_OPENING_STARTS, pool.size), replace=False)[None]
         phrases = lib.start_phrases[keys][:, :, list(columns)].reshape(1, -1)
-        return phrases, np.where(phrases >= 0, 0.0, np.inf), np.zeros(phrases.shape, dtype=bool)
+        return phrases, np.where(phrases >= 0, 0.0, np.inf), *self.repeats(1, phrases.shape[1], 0)
+
+    def repeats(self, h: int, n: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """``[h, n]`` which of ``n`` candidates per hypothesis are section repeats (the last ``r``) and
+        which are not, made once per shape."""
+        found = self._repeats.get((h, n, r))
+        if found is None:
+            repeat = np.zeros((h, n), dtype=bool)
+            repeat[:, n - r :] = True
+            found = repeat, ~repeat
+            self._repeats[(h, n, r)] = found
+        return found
 
     def candidates(
         self, beam: _Beam, bar: int, style: int, steady: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Candidate phrases ``[H, C]`` after ``beam``, their transition costs, and which are section
-        repeats: per hypothesis the continuations of the transition table, then the fresh phrases,
-        then the repeats.
+        repeats and which are not: per hypothesis the continuations of the transition table, then the
+        fresh phrases, then the repeats.
 
         Over steady bars only the lengths that fit the meter (2, 4, 8 beats in 4/4; 3, 6 in 3/4) are
         candidates; over unsteady bars every length is. **Fresh** phrases are a few seeded phrases of
@@ -543,7 +578,7 @@ class _Search:
         pool = self.fresh_pools(style, steady)[bar]
         chosen = self.rng.choice(pool, size=min(_FRESH, pool.size), replace=False) if pool.size else pool
         origin = int(self.bars.repeat_of[bar])
-        p0 = beam.history[:, self.t.n_secs + origin] if origin >= 0 else None
+        p0 = beam.history[:, self.bar_column + origin] if origin >= 0 else None
         if p0 is not None and not (p0 >= 0).any():
             p0 = None
         c, f = table.shape[1], chosen.size
@@ -564,126 +599,156 @@ class _Search:
             fresh_cost = np.add.reduce(diff * diff, axis=-1)
             fresh_cost /= np.float32(diff.shape[-1])
             fresh_cost *= 3  # np.mean(diff**2, axis=-1) * 3 (the same numbers), as library.transition_cost
-            fresh_cost[lib.key_floor.take(start) != lib.key_floor.take(keys)[:, None]] = np.inf
+            fresh_cost[self.t.start_floor.take(phrases[:, c:]) != lib.key_floor.take(keys)[:, None]] = np.inf
             if p0 is not None:
                 fresh_cost[p0 < 0, f:] = np.inf
             tc[:, c:] = fresh_cost
-        repeat = np.zeros(phrases.shape, dtype=bool)
-        repeat[:, c + f :] = True
-        return phrases, tc, repeat
+        return phrases, tc, *self.repeats(h, c + f + r, r)
 
-    def reuse(self, beam: _Beam, bar: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """[H, C] whether any source second of candidate ``p`` was danced within REUSE_BARS bars, and
-        the share of its source seconds danced at all before.
+    def reuse(self, beam: _Beam, bar: int, p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[N] whether any source second of candidate ``p`` (after hypothesis ``rows``) was danced
+        within REUSE_BARS bars, and the share of its source seconds danced at all before.
 
-        Both are counted by prefix sums over each hypothesis's used seconds (recently, ever), in one
-        pass, so a candidate costs two lookups whatever its length.
+        Each candidate's seconds are gathered from its hypothesis's history in one lookup (rows padded
+        with the column no phrase uses), so both are one comparison and one reduction.
         """
-        h, n = beam.history.shape[0], self.t.n_secs
-        used = beam.history[:, :n]
-        counts = np.zeros((2, h, n + 1), dtype=np.int32)
-        np.cumsum(np.stack([used > bar - REUSE_BARS, used > _NEVER]), axis=2, out=counts[:, :, 1:])
-        seconds = self.t.seconds.take(p, axis=0)
-        index = seconds + self.row_offsets[:h, None, None] * (n + 1)
-        recent = counts[0].take(index)
-        danced = counts[1].take(index)
-        return recent[..., 1] > recent[..., 0], (danced[..., 1] - danced[..., 0]) / (
-            seconds[..., 1] - seconds[..., 0]
-        )
+        index = self.t.secs_padded.take(p, axis=0)
+        index += self.row_starts.take(rows, axis=0)
+        used = beam.history.take(index)
+        recent = np.logical_or.reduce(used > bar - REUSE_BARS, axis=-1)
+        return recent, (used > _NEVER).sum(axis=-1) / self.t.n_seconds.take(p)
 
     def expand(self, beam: _Beam | None, bar: int, style: int, relaxed: int) -> list[tuple[int, _Beam]]:
         """The best continuations of ``beam`` at ``bar`` in ``style``, as ``(end bar, beam)`` pairs.
 
-        Every candidate's cost for one and for two bars is computed in one pass over ``[H, C, 2]``
-        arrays (the last axis the span); the terms that depend only on phrase and span (energy, tempo,
-        stops, beat ratio, whether the phrase's length fits, held poses over loud music) are one matrix
-        product of per-phrase and per-span factors laid out for all bars before the search.
+        Which candidates each span can take (a transition, a length that fits, no held pose over
+        loud music, a stretch within the limits) is looked up first, over ``[H, C, 2]``; the costs
+        are computed for those candidates alone, for one and for two bars in one pass over ``[N, 2]``
+        arrays (the last axis the span). The terms that depend only on phrase and span (energy,
+        tempo, stops, beat ratio) are one matrix product of per-phrase and per-span factors laid out
+        for all bars before the search. The best of both spans are chosen and advanced together.
         """
-        w, bars = self.w, self.bars
+        w, bars, t = self.w, self.bars, self.t
         spans = self.spans_of(relaxed)
         steady_here = bool(bars.steady[bar]) and not relaxed
         if beam is None:
-            phrases, tc, repeat = self.opening(style, steady_here)
+            phrases, tc, repeat, original = self.opening(style, steady_here)
         else:
-            phrases, tc, repeat = self.candidates(beam, bar, style, steady_here)
-        p = np.maximum(phrases, 0)
-        a = self.attr.take(p, axis=0)  # [H, C, 4 + PHRASE_TERMS]: duration, move x, move z, turn, terms
-        # per candidate, the state it would end in: cost (per span, below), x, z, yaw
+            phrases, tc, repeat, original = self.candidates(beam, bar, style, steady_here)
         h, n_c = phrases.shape
-        place = np.empty((h, n_c, 4))
-        if beam is not None:
-            c, s = np.cos(beam.yaw)[:, None], np.sin(beam.yaw)[:, None]
-            move_x, move_z = a[..., 1], a[..., 2]
-            np.add(beam.x[:, None] + c * move_x, s * move_z, out=place[..., 1])
-            np.add(beam.z[:, None] - s * move_x, c * move_z, out=place[..., 2])
-            np.add(beam.yaw[:, None], a[..., 3], out=place[..., 3])
-            outside = np.maximum(np.abs(place[..., 1:3]) - self.limit_m, 0) ** 2
-            excess = outside[..., 0] + outside[..., 1]
-            facing = (1 - np.cos(0.5 * (beam.yaw[:, None] + place[..., 3]))) * 0.5
-            recent, danced = self.reuse(beam, bar, p)
-            reuse = w.reuse * recent + w.stale * danced
-            base = beam.cost[:, None] + w.transition * tc + reuse * ~repeat
-            per_bar = w.area * 4 * excess + w.facing * facing
-        else:  # the opening phrase starts at the centre of the floor, facing the audience
-            place[..., 1:] = a[..., 1:4]
-            base = w.transition * tc
-            per_bar = np.zeros(phrases.shape)
+        p = np.maximum(phrases, 0)
         lo, hi = _STRETCH_LIMITS[relaxed]
-        stretch = spans.duration_s[bar] / a[..., 0:1]
-        terms = a[..., 4:] @ spans.terms[bar]  # energy, tempo, stops, beat ratio; _UNFIT if it cannot
-        cost = base[..., None] + self.span_bars * (per_bar[..., None] + terms)
-        ok = (cost < _UNFIT) & (stretch >= lo) & (stretch <= hi)  # an invalid candidate's tc is inf
-        n_ok = [int(np.count_nonzero(ok[..., 0])), int(np.count_nonzero(ok[..., 1]))]
+        stretch = spans.duration_s[bar] / t.duration.take(p)[..., None]
+        ok = spans.allowed[bar].take(t.kind.take(p), axis=0)  # [H, C, 2]
+        ok &= stretch >= lo
+        ok &= stretch <= hi
+        ok &= (tc < np.inf)[..., None]  # a candidate without a transition
+        n_ok = ok.sum(axis=(0, 1)).tolist()
         live = [i for i in (0, 1) if n_ok[i]]
         if not live:
             return []
-        # one draw for the live spans, the same numbers as one draw per span in turn
-        noise = self.rng.random((len(live), h, n_c))
-        out = []
-        for n, i in enumerate(live):
-            flat = np.where(ok[..., i], cost[..., i] + w.noise * noise[n], np.inf).ravel()
-            k = min(_KEEP_PER_SPAN, n_ok[i])
-            best = flat.argpartition(k - 1)[:k]
-            state = place.reshape(-1, 4).take(best, axis=0)
-            state[:, 0] = flat.take(best)
-            rows = best // n_c
-            new = self.advance(beam, bar, i + 1, relaxed, rows, p.take(best), state, repeat.take(best))
-            out.append((bar + i + 1, new))
-        return out
+        cells = np.flatnonzero(ok[..., 0] | ok[..., 1])  # the candidates, by cell of [H, C]
+        rows = cells // n_c
+        p = p.ravel().take(cells)
+        a = self.attr.take(p, axis=0)  # [N, 4 + PHRASE_TERMS]: duration, move x, move z, turn, terms
+        # per candidate, the state it would end in: cost (per span, below), x, z, yaw
+        place = np.empty((cells.size, 4))
+        tc = tc.ravel().take(cells)
+        if beam is not None:
+            # per hypothesis: cost, x, z, yaw, then (cos, -sin) and (sin, cos) of its yaw, so that x
+            # and z move as x + cos mx + sin mz and z - sin mx + cos mz in two products and two sums
+            state = np.empty((beam.state.shape[0], 8))
+            state[:, :4] = beam.state
+            yaw = beam.state[:, 3]
+            np.cos(yaw, out=state[:, 4])
+            np.sin(yaw, out=state[:, 6])
+            np.negative(state[:, 6], out=state[:, 5])
+            state[:, 7] = state[:, 4]
+            state = state.take(rows, axis=0)
+            np.add(state[:, 1:3] + state[:, 4:6] * a[:, 1:2], state[:, 6:8] * a[:, 2:3], out=place[:, 1:3])
+            np.add(state[:, 3], a[:, 3], out=place[:, 3])
+            outside = np.maximum(np.abs(place[:, 1:3]) - self.limit_m, 0) ** 2
+            excess = outside[:, 0] + outside[:, 1]
+            facing = (1 - np.cos(0.5 * (state[:, 3] + place[:, 3]))) * 0.5
+            recent, danced = self.reuse(beam, bar, p, rows)
+            reuse = w.reuse * recent + w.stale * danced
+            base = state[:, 0] + w.transition * tc + reuse * original.ravel().take(cells)
+            per_bar = w.area * 4 * excess + w.facing * facing
+        else:  # the opening phrase starts at the centre of the floor, facing the audience
+            place[:, 1:] = a[:, 1:4]
+            base = w.transition * tc
+            per_bar = np.zeros(cells.size)
+        terms = a[:, 4:] @ spans.terms[bar]  # energy, tempo, stops, beat ratio
+        cost = base[:, None] + self.span_bars * (per_bar[:, None] + terms)
+        # one draw for the live spans over all cells, the same numbers as one draw per span in turn
+        noise = self.rng.random((len(live), h * n_c)).take(cells, axis=1)
+        if len(live) == 2:
+            ok, cost = ok.reshape(-1, 2).take(cells, axis=0).T, cost.T
+        else:
+            ok, cost = ok.reshape(-1, 2)[cells, live[0]][None], cost[:, live[0]][None]
+        flat = np.where(ok, cost + w.noise * noise, np.inf)
+        keep = [min(_KEEP_PER_SPAN, n_ok[i]) for i in live]
+        if keep[0] == keep[-1]:
+            best = flat.argpartition(keep[0] - 1, axis=1)[:, : keep[0]]
+            picked = (best + np.arange(0, flat.size, cells.size)[:, None]).ravel()
+            best = best.ravel()
+        else:
+            best = np.concatenate([row.argpartition(k - 1)[:k] for row, k in zip(flat, keep, strict=True)])
+            picked = best + np.repeat(np.arange(len(live)) * cells.size, keep)
+        state = place.take(best, axis=0)
+        state[:, 0] = flat.take(picked)
+        new = self.advance(
+            beam,
+            bar,
+            [(i + 1, k) for i, k in zip(live, keep, strict=True)],
+            relaxed,
+            rows.take(best),
+            p.take(best),
+            state,
+            repeat.ravel().take(cells.take(best)),
+        )
+        return [(bar + i + 1, b) for i, b in zip(live, new, strict=True)]
 
     def advance(
         self,
         beam: _Beam | None,
         bar: int,
-        j: int,
+        groups: list[tuple[int, int]],
         relaxed: int,
         rows: np.ndarray,
         chosen: np.ndarray,
         state: np.ndarray,
         repeat: np.ndarray,
-    ) -> _Beam:
-        """The hypotheses that dance ``chosen`` from ``bar`` over ``j`` bars after ``beam``'s ``rows``,
-        with ``state`` (cost, x, z, yaw), and the node records of their segments."""
+    ) -> list[_Beam]:
+        """The hypotheses that dance ``chosen`` from ``bar`` after ``beam``'s ``rows``, with ``state``
+        (cost, x, z, yaw), and the node records of their segments: one beam per group of ``(bars,
+        hypotheses)``, in turn."""
         n = chosen.size
-        n_secs = self.t.n_secs
         if beam is None:
-            history = np.full((n, n_secs + self.bars.n_bars), -1, dtype=np.int32)
-            history[:, :n_secs] = _NEVER
+            history = self.blank_history(n)
             parent = np.zeros(n, dtype=np.int64)
         else:
             history = beam.history.take(rows, axis=0)
             parent = beam.node.take(rows)
-        history[:, n_secs + bar] = chosen
+        history[:, self.bar_column + bar] = chosen
         secs = self.t.secs.take(chosen, axis=0)
-        secs += self.row_offsets[:n, None] * history.shape[1]
+        secs += self.row_starts[:n]
         history.reshape(-1)[secs] = bar
-        self.chunk_start.append(self.n_nodes)
-        self.chunks.append((parent, chosen, repeat, bar, j, relaxed, False))
         ids = np.empty((n, 2), dtype=np.int64)
-        ids[:, 0] = self.t.end_key[chosen]
+        ids[:, 0] = self.t.end_key.take(chosen)
         ids[:, 1] = np.arange(self.n_nodes, self.n_nodes + n)
+        out = []
+        first = 0
+        for j, count in groups:
+            last = first + count
+            self.chunk_start.append(self.n_nodes + first)
+            self.chunks.append(
+                (parent[first:last], chosen[first:last], repeat[first:last], bar, j, relaxed, False)
+            )
+            out.append(_Beam(state[first:last], ids[first:last], history[first:last]))
+            first = last
         self.n_nodes += n
-        return _Beam(state, ids, history)
+        return out
 
     def node(self, node: int) -> tuple:
         """Node ``node``'s record: parent, phrase, whether it repeats a section, bar, bars, relaxed,
@@ -730,18 +795,26 @@ class _Search:
 
 def _prune(beams: list[_Beam]) -> _Beam:
     """The cheapest hypothesis per end key, the :data:`_BEAM` cheapest of those, cheapest first."""
-    merged = beams[0] if len(beams) == 1 else _Beam.concat(beams)
-    order = np.argsort(merged.cost, kind="stable")
-    keys = merged.key.tolist()
+    if len(beams) == 1:
+        state, ids = beams[0].state, beams[0].ids
+    else:
+        state = np.concatenate([b.state for b in beams])
+        ids = np.concatenate([b.ids for b in beams])
+    keys = ids[:, 0].tolist()
     seen: set[int] = set()
     keep = []
-    for i in order.tolist():
+    for i in np.argsort(state[:, 0], kind="stable").tolist():
         if keys[i] not in seen:
             seen.add(keys[i])
             keep.append(i)
             if len(keep) == _BEAM:
                 break
-    return merged.take(np.array(keep))
+    if len(beams) == 1:
+        history = beams[0].history.take(keep, axis=0)
+    else:  # the kept rows only, not all the beams' rows joined first
+        rows = [b.history[r] for b in beams for r in range(b.history.shape[0])]
+        history = np.stack([rows[i] for i in keep])
+    return _Beam(state.take(keep, axis=0), ids.take(keep, axis=0), history)
 
 
 def plan_dance(

@@ -60,7 +60,12 @@ ANKLE_COLUMNS = [3, 7]
 
 
 def place_ankles(
-    motion: Motion, targets: np.ndarray, weights: np.ndarray, orientations: np.ndarray | None = None
+    motion: Motion,
+    targets: np.ndarray,
+    weights: np.ndarray,
+    orientations: np.ndarray | None = None,
+    *,
+    legs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Motion:
     """Bend the legs so that each ankle moves towards its target (and its orientation).
 
@@ -74,6 +79,7 @@ def place_ankles(
         goes that share of the way
     orientations : np.ndarray [shape=(frames, 2, 3, 3)], world rotations the ankles turn
         towards by the same weights (slerp); None keeps each ankle's own, so the foot does not tilt
+    legs : :func:`leg_kinematics` of ``motion`` where the caller has it already (not computed twice)
 
     Returns
     -------
@@ -81,7 +87,7 @@ def place_ankles(
         A new motion with new hip, knee and ankle rotations where a weight is
         above zero; the root and every other joint are unchanged.
     """
-    return _place(motion, LEG_CHAINS, _LEG_HINGES, targets, weights, orientations)
+    return _place(motion, LEG_CHAINS, _LEG_HINGES, targets, weights, orientations, legs)
 
 
 def place_wrists(motion: Motion, targets: np.ndarray, weights: np.ndarray) -> Motion:
@@ -92,7 +98,7 @@ def place_wrists(motion: Motion, targets: np.ndarray, weights: np.ndarray) -> Mo
     the hand does not turn. Returns a new motion with new shoulder, elbow and wrist
     rotations where a weight is above zero.
     """
-    return _place(motion, ARM_CHAINS, _ARM_HINGES, targets, weights, None)
+    return _place(motion, ARM_CHAINS, _ARM_HINGES, targets, weights, None, None)
 
 
 def _place(
@@ -102,6 +108,7 @@ def _place(
     targets: np.ndarray,
     weights: np.ndarray,
     orientations: np.ndarray | None,
+    limbs: tuple[np.ndarray, np.ndarray] | None,
 ) -> Motion:
     n = motion.n_frames
     if targets.shape != (n, 2, 3) or weights.shape != (n, 2):
@@ -110,18 +117,21 @@ def _place(
         )
     if orientations is not None and orientations.shape != (n, 2, 3, 3):
         raise ParameterError(f"orientations {orientations.shape} must be ({n}, 2, 3, 3)")
-    limbs = _limb_kinematics(motion, chains)
+    if limbs is None:
+        limbs = _limb_kinematics(motion, chains)
     ends = limbs[0][:, ANKLE_COLUMNS]
     w = np.clip(weights, 0.0, 1.0)
     moved = ends + w[..., None] * (targets - ends)
     active = weights > 0
     if orientations is None:
         active &= np.linalg.norm(moved - ends, axis=-1) > MIN_CORRECTION_M
-    else:
-        own = mat_to_quat(limbs[1][:, ANKLE_COLUMNS])
-        turned = quat_to_mat(quat_slerp(own, mat_to_quat(orientations), w))
-        limbs = (limbs[0], limbs[1].copy())
-        limbs[1][:, ANKLE_COLUMNS] = turned
+    else:  # only the limbs that move are solved, so only their ends are turned
+        world = limbs[1].copy()
+        end_world = world[:, ANKLE_COLUMNS]
+        own = mat_to_quat(end_world[active])
+        end_world[active] = quat_to_mat(quat_slerp(own, mat_to_quat(orientations[active]), w[active]))
+        world[:, ANKLE_COLUMNS] = end_world
+        limbs = (limbs[0], world)
     return motion.replace(
         root_translation=motion.root_translation.copy(),
         rotations=_solve(motion, chains, hinges, limbs, moved, active),

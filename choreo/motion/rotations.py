@@ -17,7 +17,7 @@ Glossary (one convention each, used everywhere in the project):
   for every function here.
 
 Every function accepts any number of leading batch dimensions and returns new
-arrays. The arithmetic is scipy's.
+arrays. The arithmetic is scipy's (the matrix conversions written out in numpy, bit for bit).
 """
 
 from __future__ import annotations
@@ -111,9 +111,25 @@ def aa_to_mat(aa: np.ndarray) -> np.ndarray:
 
 
 def mat_to_aa(mat: np.ndarray) -> np.ndarray:
-    """Rotation matrix ``[..., 3, 3]`` to axis-angle ``[..., 3]``."""
+    """Rotation matrix ``[..., 3, 3]`` to axis-angle ``[..., 3]``.
+
+    scipy's ``as_rotvec`` of its ``from_matrix``, written out in numpy with the
+    same arithmetic (bit for bit: ``tests/motion/test_rotations.py``), because
+    scipy's conversion of a matrix costs about 2 microseconds each: the legs' IK
+    and the foot locks convert every frame's leg joints several times a render.
+    """
     flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
-    return Rotation.from_matrix(flat).as_rotvec().reshape(lead + (3,))
+    quat = _canonical(_matrix_quat(flat))
+    norm = np.sqrt(np.sum(quat[:, :3] * quat[:, :3], axis=-1))
+    angle = 2 * np.arctan2(norm, quat[:, 3])
+    small = angle <= 1e-3
+    squared = angle * angle
+    scale = np.where(
+        small,
+        2 + squared / 12 + 7 * squared * squared / 2880,  # angle / sin(angle / 2), its Taylor series
+        angle / np.where(small, 1.0, np.sin(angle / 2)),
+    )
+    return (scale[:, None] * quat[:, :3]).reshape(lead + (3,))
 
 
 def quat_to_mat(quat: np.ndarray) -> np.ndarray:
@@ -123,9 +139,52 @@ def quat_to_mat(quat: np.ndarray) -> np.ndarray:
 
 
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:
-    """Rotation matrix ``[..., 3, 3]`` to unit quaternion ``[..., 4]`` (x, y, z, w)."""
+    """Rotation matrix ``[..., 3, 3]`` to unit quaternion ``[..., 4]`` (x, y, z, w): scipy's
+    ``from_matrix(...).as_quat()``, bit for bit, in numpy (see :func:`mat_to_aa`)."""
     flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
-    return Rotation.from_matrix(flat).as_quat().reshape(lead + (4,))
+    return _matrix_quat(flat).reshape(lead + (4,))
+
+
+def _matrix_quat(flat: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[n, 4]`` of matrices ``[n, 3, 3]`` as scipy's ``from_matrix`` stores them.
+
+    A rotation (within scipy's tolerance: ``M M^T`` within 1e-12 of the identity, determinant
+    positive) takes the largest of the diagonal and the trace (Markley's method) in scipy's
+    arithmetic; any other matrix is left to scipy, which orthogonalises it (SVD) or refuses it.
+    """
+    m = np.asarray(flat, dtype=np.float64)
+    gram = m @ np.swapaxes(m, -1, -2)
+    eye = np.eye(3)
+    rotation = np.all(np.abs(gram - eye) <= 1e-12 + 1e-5 * eye, axis=(-2, -1))
+    rotation &= np.sum(np.cross(m[:, 0], m[:, 1]) * m[:, 2], axis=-1) > 0  # not a reflection
+    trace = m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]
+    choice = np.argmax(np.stack([m[:, 0, 0], m[:, 1, 1], m[:, 2, 2], trace], axis=-1), axis=-1)
+    quat = np.empty((m.shape[0], 4))
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        pick = choice == i
+        part = m[pick]
+        quat[pick, i] = 1 - trace[pick] + 2 * part[:, i, i]
+        quat[pick, j] = part[:, j, i] + part[:, i, j]
+        quat[pick, k] = part[:, k, i] + part[:, i, k]
+        quat[pick, 3] = part[:, k, j] - part[:, j, k]
+    pick = choice == 3
+    part = m[pick]
+    quat[pick, 0] = part[:, 2, 1] - part[:, 1, 2]
+    quat[pick, 1] = part[:, 0, 2] - part[:, 2, 0]
+    quat[pick, 2] = part[:, 1, 0] - part[:, 0, 1]
+    quat[pick, 3] = 1 + trace[pick]
+    quat /= np.sqrt(np.sum(quat * quat, axis=-1, keepdims=True))
+    if not rotation.all():
+        quat[~rotation] = Rotation.from_matrix(m[~rotation]).as_quat()
+    return quat
+
+
+def _canonical(quat: np.ndarray) -> np.ndarray:
+    """Quaternions ``[n, 4]`` on scipy's hemisphere: w > 0, or the first non-zero of w, x, y, z positive."""
+    w, x, y, z = quat[:, 3], quat[:, 0], quat[:, 1], quat[:, 2]
+    flip = (w < 0) | ((w == 0) & ((x < 0) | ((x == 0) & ((y < 0) | ((y == 0) & (z < 0))))))
+    return np.where(flip[:, None], -quat, quat)
 
 
 def mat_to_sixd(mat: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ def postprocess(
     ground: bool = True,
     lock: bool = True,
     contacts: ContactTrack | None = None,
+    keep_one_foot_down: bool = False,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground, lock the feet and the hands.
 
@@ -52,6 +53,8 @@ def postprocess(
     contacts : the contacts to lock the feet and hands by (the performed dance's, at this
         motion's fps); ``None`` detects them on the grounded motion
         (:func:`~choreo.postprocess.contacts.detect_contacts`)
+    keep_one_foot_down : the locks never let the last held foot go (a low-impact workout's;
+        :func:`~choreo.postprocess.foot_locking.lock_feet`)
 
     Returns
     -------
@@ -71,7 +74,8 @@ def postprocess(
         out = ground_feet(out)
     if lock:
         track = detect_contacts(out) if contacts is None else contacts
-        out = lock_hands(lock_feet(out, track, joint_limits=joint_limits), track)
+        feet = lock_feet(out, track, joint_limits=joint_limits, keep_one_foot_down=keep_one_foot_down)
+        out = lock_hands(feet, track)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

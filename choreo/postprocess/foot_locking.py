@@ -19,6 +19,17 @@ rather than the leg stretching, and a lock still out of reach then gives way
 horizontal path is never touched: the dancer stays where the plan puts it,
 and the legs do the work. A foot that is not locked and moves fast swings
 clear of the floor (:data:`SWING_CLEARANCE_M`); none goes below it.
+
+With ``keep_one_foot_down`` (a low-impact workout's, which must never leave the
+floor) the last held foot is never let go of: in every frame where a foot is in
+contact, the one that stays down the longest keeps its lock (and the one handing
+over keeps its own for :data:`HANDOVER_S` after the other lands, while it is in
+contact: a foot that has only just landed is still arriving, too fast to be
+standing by the contact rule), and where a kept lock is out of reach the root
+moves towards it horizontally, by at most :data:`MAX_KEEP_SHIFT_M`, eased
+in and out like the pelvis' drop, rather than the foot giving way (a give-way
+moves a foot 2 to 6 m/s for a frame or two, off the floor by the contact rule).
+Frames where the contacts have no foot down are the caller's to fill.
 """
 
 from __future__ import annotations
@@ -48,6 +59,8 @@ from choreo.postprocess.lock_schedule import Lock, contact_runs, schedule_locks,
 __all__ = [
     "EASE_S",
     "GIVE_WAY_M",
+    "HANDOVER_S",
+    "MAX_KEEP_SHIFT_M",
     "MAX_PELVIS_DROP_M",
     "REACH_MARGIN_M",
     "SWING_CLEARANCE_M",
@@ -63,6 +76,12 @@ MAX_PELVIS_DROP_M = 0.14
 
 GIVE_WAY_M = 0.02
 """A lock this far (or further) out of reach with the pelvis as low as it may go is let go of (SMPL body)."""
+
+HANDOVER_S = 0.1
+"""With ``keep_one_foot_down``, how long a kept foot still in contact stays kept after the other lands."""
+
+MAX_KEEP_SHIFT_M = 0.2
+"""The most the root moves (for the SMPL body) to keep the last foot down, with ``keep_one_foot_down``."""
 
 REACH_MARGIN_M = 0.005
 """A locked leg is kept this much short of straight (a knee of about 167 degrees at most)."""
@@ -82,7 +101,11 @@ _LEG_JOINTS = frozenset(
 
 
 def lock_feet(
-    motion: Motion, contacts: ContactTrack, *, joint_limits: Mapping[str, JointLimit] | None = None
+    motion: Motion,
+    contacts: ContactTrack,
+    *,
+    joint_limits: Mapping[str, JointLimit] | None = None,
+    keep_one_foot_down: bool = False,
 ) -> Motion:
     """Hold every foot in contact at its touch-down point, bending the legs, lowering the pelvis if need be.
 
@@ -93,12 +116,15 @@ def lock_feet(
     joint_limits : joint name to limit (default: the SMPL table); the solved legs are
         clamped into them before the floor pass, so a foot the ankle cannot turn
         flat lifts its heel rather than pushing its toe through the floor
+    keep_one_foot_down : never let the last held foot go (the module docstring): the root
+        moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
 
     Returns
     -------
     Motion
         A new motion with new leg rotations and a root whose height may be lower
-        where a lock is out of reach; the root's horizontal path is unchanged.
+        where a lock is out of reach; the root's horizontal path is unchanged
+        (but with ``keep_one_foot_down``, where the last lock is out of reach).
 
     Raises
     ------
@@ -156,9 +182,14 @@ def lock_feet(
 
     drop, short = _pelvis_drop(motion, positions, targets, weights)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
-    weights = weights * (1.0 - smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
+    give_way = smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0))
     root = motion.root_translation.astype(np.float64, copy=True)
     root[:, UP_AXIS] -= drop
+    if keep_one_foot_down:
+        kept, shift = _keep_last_lock(motion, positions, targets, weights, short, drop)
+        give_way[kept] = 0.0
+        root += shift
+    weights = weights * (1.0 - give_way)
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)
 
@@ -185,9 +216,12 @@ def _raise_over_floor(motion: Motion) -> Motion:
     return motion.replace(root_translation=root, rotations=motion.rotations.copy())
 
 
-def _ankles_and_toes(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
-    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]``."""
-    positions, world = leg_kinematics(motion)
+def _ankles_and_toes(
+    motion: Motion, legs: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """World positions of each leg's ankle and toe joints, each ``[frames, 2, 3]`` (from ``legs``,
+    the motion's :func:`~choreo.motion.leg_ik.leg_kinematics`, where the caller has them)."""
+    positions, world = leg_kinematics(motion) if legs is None else legs
     ankles = positions[:, ANKLE_COLUMNS]
     skeleton = motion.skeleton
     toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])
@@ -210,7 +244,8 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     raised onto it. The lift is smoothed like the root, never below what it must be.
     """
     n = motion.n_frames
-    ankles, toes = _ankles_and_toes(motion)
+    legs = leg_kinematics(motion)
+    ankles, toes = _ankles_and_toes(motion, legs)
     lowest = _soles(motion.skeleton, ankles, toes).min(axis=2)
     scale = body_scale(motion.skeleton)
     speed = np.maximum(_speed(ankles, motion.fps), _speed(toes, motion.fps)) if n > 1 else np.zeros((n, 2))
@@ -221,7 +256,7 @@ def _clear_swings(motion: Motion, weights: np.ndarray) -> Motion:
     lift = np.where(weights >= 1.0, floor, np.maximum(_smooth_above(lift, motion.fps), 0.0))
     targets = ankles.copy()
     targets[..., UP_AXIS] += lift
-    return place_ankles(motion, targets, (lift > 1e-6).astype(np.float64))
+    return place_ankles(motion, targets, (lift > 1e-6).astype(np.float64), legs=legs)
 
 
 def _speed(points: np.ndarray, fps: float) -> np.ndarray:
@@ -270,10 +305,12 @@ def _held_rotations(
     if not runs:
         return np.zeros((0, 3, 3))
     touch_down = own[[start for start, _ in runs], leg]  # [runs, 3, 3]
-    candidates = _slerp(
-        np.repeat(touch_down, count, axis=0),
-        np.repeat(_flat(touch_down), count, axis=0),
-        np.tile(_FLAT_SHARES, len(runs)),
+    candidates = quat_to_mat(
+        quat_slerp(
+            np.repeat(mat_to_quat(touch_down), count, axis=0),
+            np.repeat(mat_to_quat(_flat(touch_down)), count, axis=0),
+            np.tile(_FLAT_SHARES, len(runs)),
+        )
     ).reshape(len(runs), count, 3, 3)
     name = f"{_SIDES[leg]}_ankle"
     if name not in limits:
@@ -318,6 +355,61 @@ def _pelvis_drop(
     need = np.clip(legs.max(axis=1), 0.0, MAX_PELVIS_DROP_M * scale)
     drop = np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
     return drop, np.maximum(legs - drop[:, None], 0.0)
+
+
+def _keep_last_lock(
+    motion: Motion,
+    positions: np.ndarray,
+    targets: np.ndarray,
+    weights: np.ndarray,
+    short: np.ndarray,
+    drop: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which locks each frame keeps, ``[frames, 2]`` bool, and how far the root moves to reach
+    them, ``[frames, 3]`` metres.
+
+    Of the legs held in a frame (weight 1: in contact) the one that stays down the longest is
+    kept, so a kept foot is kept from its touch-down until it lifts (a foot let go of and then
+    kept would jump back to its lock); a foot kept in the :data:`HANDOVER_S` before stays kept
+    while it is held, so the one handing over does not let go the moment the other lands.
+    Where a kept foot is still short of its lock with the pelvis ``drop``-ped, the hip comes
+    towards the lock horizontally (the pelvis goes no lower) by the distance it lacks (the
+    larger of the two where both are kept); each axis' move is eased like the drop
+    (:func:`_smooth_above`, its positive and negative parts apart, so it never falls short of
+    the need) and bounded by :data:`MAX_KEEP_SHIFT_M`.
+    """
+    n = motion.n_frames
+    held = weights >= 1.0
+    # The last frame of each held run, in each of its frames.
+    last = held & ~np.vstack([held[1:], np.zeros((1, 2), dtype=bool)])
+    ends = np.minimum.accumulate(np.where(last, np.arange(n)[:, None], n)[::-1], axis=0)[::-1]
+    longest = np.zeros((n, 2), dtype=bool)
+    frames = np.flatnonzero(held.any(axis=1))
+    longest[frames, np.argmax(np.where(held, ends, -1), axis=1)[frames]] = True
+    handover = max(1, int(round(HANDOVER_S * motion.fps)))
+    recent = np.cumsum(np.vstack([np.zeros((1, 2)), longest]), axis=0)
+    kept = held & (recent[1:] - recent[np.maximum(np.arange(1, n + 1) - handover - 1, 0)] > 0)
+    # A kept foot lets go of its lock over the ease after lift-off, as any foot does, without giving
+    # way first: given way at once, it would jump from its lock to where the dance has it.
+    ease = max(1, int(round(EASE_S * motion.fps)))
+    leaving = (weights > 0.0) & (recent[1:] - recent[np.maximum(np.arange(1, n + 1) - ease - 1, 0)] > 0)
+    need = np.zeros((n, 2, 3))
+    for leg in range(2):
+        frames = np.flatnonzero(kept[:, leg] & (short[:, leg] > 0.0))
+        c = 4 * leg
+        hip, knee, ankle = positions[frames, c + 1], positions[frames, c + 2], positions[frames, c + 3]
+        reach = np.linalg.norm(knee - hip, axis=1) + np.linalg.norm(ankle - knee, axis=1) - REACH_MARGIN_M
+        away = targets[frames, leg] - hip
+        below = -away[:, UP_AXIS] - drop[frames]
+        away[:, UP_AXIS] = 0.0
+        across = np.linalg.norm(away, axis=1)
+        room = np.sqrt(np.maximum(reach**2 - below**2, 0.0))
+        need[frames, leg] = away * (np.maximum(across - room, 0.0) / np.maximum(across, 1e-9))[:, None]
+    need = need[np.arange(n), np.argmax(np.linalg.norm(need, axis=2), axis=1)]
+    bound = MAX_KEEP_SHIFT_M * body_scale(motion.skeleton)
+    fps = motion.fps
+    shift = _smooth_above(np.maximum(need, 0.0), fps) - _smooth_above(np.maximum(-need, 0.0), fps)
+    return kept | leaving, np.clip(shift, -bound, bound)
 
 
 def _smooth_above(need: np.ndarray, fps: float) -> np.ndarray:

@@ -67,8 +67,8 @@ ENERGY_TOLERANCE = 0.08
 NEW_MOVES_PER_MIN = 7.0 / 3.0
 """A move is taught again only once the routine has taught this many a minute (the goal is 6 in 3)."""
 FRESH_TOLERANCE = 0.25
-"""A move not taught yet this close is taken before a taught one is taught again (a routine needs
-new moves: at least 6 in 3 minutes)."""
+"""A move not taught yet this close is taken where none is near and the routine has not taught
+enough moves yet to teach one again (it needs new moves: at least 6 in 3 minutes)."""
 ENERGY_RANGE = (10.0, 90.0)
 """The percentiles of the moves' danced energy that intensity 0 and 1 aim at."""
 BLOCK = 4
@@ -231,10 +231,11 @@ class _Chooser:
         """The phrase to dance at ``target`` over ``duration_s``: energy first, then the other costs.
 
         A taught move (``fresh``) comes from the first of these that is not empty: the moves not
-        taught yet whose danced energy is within :data:`ENERGY_TOLERANCE` of the target's, those
-        within :data:`FRESH_TOLERANCE`, the moves taught before (not the last two, nor their mirror
-        images) within :data:`ENERGY_TOLERANCE` once the routine has taught
-        :data:`NEW_MOVES_PER_MIN` a minute up to ``until_s`` (the block's end), then every move not
+        taught yet whose danced energy is within :data:`ENERGY_TOLERANCE` of the target's, the
+        moves taught before (not the last two, nor their mirror images) within
+        :data:`ENERGY_TOLERANCE` once the routine has taught :data:`NEW_MOVES_PER_MIN` a minute up
+        to ``until_s`` (the block's end: a class is taught a move again rather than one off its
+        intensity), the moves not taught yet within :data:`FRESH_TOLERANCE`, then every move not
         taught yet. Within it, missing
         the target costs :data:`ENERGY_WEIGHT` against the rest.
         """
@@ -256,8 +257,8 @@ class _Chooser:
             near = miss <= ENERGY_TOLERANCE
             tiers = (
                 near & unused,
-                (miss <= FRESH_TOLERANCE) & unused,
                 near & np.isin(pool, list(again)) & enough,
+                (miss <= FRESH_TOLERANCE) & unused,
                 unused,
             )
             keep = next(tier for tier in tiers if tier.any())

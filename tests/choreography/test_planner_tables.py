@@ -131,16 +131,17 @@ def test_recent_is_any_source_second_danced_within_the_reuse_window(library: Phr
     rng = np.random.default_rng(2)
     n_secs = search.t.n_secs
     bar = 40
-    history = np.full((6, n_secs + bars.n_bars), -1, dtype=np.int32)
+    history = search.blank_history(6)
     history[:, :n_secs] = rng.integers(bar - 3 * REUSE_BARS, bar, size=(6, n_secs))
     beam = _Beam(np.zeros((6, 4)), np.zeros((6, 2), dtype=np.int64), history)
     p = rng.integers(0, library.phrase_key.size, size=(6, 50))
+    rows = np.repeat(np.arange(6), 50)
     first, last = library.phrase_seconds
     expected = [
         [any(bar - history[h, s] < REUSE_BARS for s in range(first[q], last[q] + 1)) for q in row]
         for h, row in enumerate(p)
     ]
-    got = search.reuse(beam, bar, p)[0]
+    got = search.reuse(beam, bar, p.ravel(), rows)[0].reshape(p.shape)
     assert got.tolist() == expected
     assert 0 < got.mean() < 1
 
@@ -150,16 +151,17 @@ def test_danced_is_the_share_of_source_seconds_danced_before(library: PhraseLibr
     search = _Search(library, bars, PlannerWeights(), "auto", 0, 4)
     rng = np.random.default_rng(3)
     n_secs = search.t.n_secs
-    history = np.full((6, n_secs + bars.n_bars), -1, dtype=np.int32)
+    history = search.blank_history(6)
     history[:, :n_secs] = np.where(rng.random((6, n_secs)) < 0.3, rng.integers(0, 40, (6, n_secs)), _NEVER)
     beam = _Beam(np.zeros((6, 4)), np.zeros((6, 2), dtype=np.int64), history)
     p = rng.integers(0, library.phrase_key.size, size=(6, 50))
+    rows = np.repeat(np.arange(6), 50)
     first, last = library.phrase_seconds
     expected = [
         [np.mean([history[h, s] > _NEVER for s in range(first[q], last[q] + 1)]) for q in row]
         for h, row in enumerate(p)
     ]
-    got = search.reuse(beam, 40, p)[1]
+    got = search.reuse(beam, 40, p.ravel(), rows)[1].reshape(p.shape)
     np.testing.assert_allclose(got, expected)
     assert 0 < got.mean() < 1
 
@@ -181,7 +183,10 @@ def test_cost_terms_are_each_candidates_energy_tempo_stops_ratio_and_held_pose(
             ]:
                 length = PHRASE_BEATS.index(int(library.phrase_beats[p]))
                 got = terms[p] @ spans.terms[k]
+                kind = length + len(PHRASE_BEATS) * int(library.phrase_still[p])
                 for i in (0, 1):
+                    # the search's lookup of which candidates a span can take is exactly this
+                    assert spans.allowed[k, kind, i] == (got[i] < 1e300)
                     if not spans.fits[k, length, i] or (library.phrase_still[p] and spans.loud[k, i]):
                         assert got[i] >= 1e300
                         continue

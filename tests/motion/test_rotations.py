@@ -34,6 +34,30 @@ def test_aa_quat_mat_match_scipy(random_rotations: Rotation) -> None:
     )
 
 
+def test_matrix_conversions_are_scipys_bit_for_bit(rng: np.random.Generator) -> None:
+    # Every branch of the conversion: each of the four largest terms, tiny angles (the Taylor
+    # series), angles near pi, w = 0 (the hemisphere's tie-breaks), the identity.
+    scales = rng.choice([1e-9, 1e-4, 1e-2, 0.5, 2.0, np.pi - 1e-6], size=(4000, 1))
+    aa = rng.normal(size=(4000, 3))
+    aa *= scales / np.linalg.norm(aa, axis=1, keepdims=True)
+    half_turns = np.array([[np.pi, 0, 0], [0, np.pi, 0], [0, 0, np.pi], [np.pi / 2**0.5, -np.pi / 2**0.5, 0]])
+    mats = np.concatenate(
+        [Rotation.from_rotvec(aa).as_matrix(), Rotation.from_rotvec(half_turns).as_matrix()]
+    )
+    mats = np.concatenate([mats, np.eye(3)[None], mats[:100] @ mats[100:200]])
+    expected = Rotation.from_matrix(mats)
+    assert np.array_equal(rot.mat_to_quat(mats), expected.as_quat())
+    assert np.array_equal(rot.mat_to_aa(mats), expected.as_rotvec())
+    # Off a rotation by more than scipy's tolerance: scipy's own orthogonalisation, also bit for bit.
+    skewed = mats[:50] + 1e-6 * rng.normal(size=(50, 3, 3))
+    assert np.array_equal(
+        rot.mat_to_aa(np.concatenate([skewed, mats[:50]])),
+        Rotation.from_matrix(np.concatenate([skewed, mats[:50]])).as_rotvec(),
+    )
+    with pytest.raises(ValueError, match="determinant"):
+        rot.mat_to_aa(np.diag([1.0, 1.0, -1.0])[None])
+
+
 def test_sixd_round_trip_and_gram_schmidt(random_rotations: Rotation, rng: np.random.Generator) -> None:
     mats = random_rotations.as_matrix()
     sixd = rot.mat_to_sixd(mats)

@@ -11,7 +11,12 @@ from choreo.metrics.foot_skate import foot_skate_ratio
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.motion.contacts import sole_clearance_m
 from choreo.postprocess.contacts import detect_contacts
-from choreo.postprocess.foot_locking import MAX_PELVIS_DROP_M, SWING_CLEARANCE_M, lock_feet
+from choreo.postprocess.foot_locking import (
+    MAX_KEEP_SHIFT_M,
+    MAX_PELVIS_DROP_M,
+    SWING_CLEARANCE_M,
+    lock_feet,
+)
 from choreo.postprocess.ground import sole_heights_m
 from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, count_limit_violations
 
@@ -96,6 +101,52 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
     # Held while the lowered pelvis lets the leg reach; beyond that the lock gives way and the foot follows.
     ankle_z = joint_positions(locked)[:, ANKLES[0], 2]
     assert abs(ankle_z[15] - ankle_z[0]) < 1e-3 and ankle_z[-1] - ankle_z[0] > 0.1
+
+
+def _hop(contacts_left_until: int) -> tuple[Motion, ContactTrack]:
+    """Gliding forwards at 0.6 m/s, the body 6 cm up in frames 15 to 18; the left foot in contact
+    up to ``contacts_left_until``, the right from frame 19."""
+    motion = _gliding(0.6, 1.5, 30.0)
+    root = motion.root_translation.copy()
+    root[15:19, 1] += 0.06
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[:contacts_left_until, :2] = True
+    frames[19:, 2:4] = True
+    return motion.replace(root_translation=root), ContactTrack(30.0, frames)
+
+
+def _flight(motion: Motion) -> np.ndarray:
+    """Frames where the contact track detected on ``motion`` has neither foot down."""
+    track = detect_contacts(motion).frames
+    return ~(track[:, :2].any(axis=1) | track[:, 2:4].any(axis=1))
+
+
+def test_keep_one_foot_down_never_lets_the_last_held_foot_go() -> None:
+    # The left foot is held through the hop (the caller bridged the gap) but its lock falls out
+    # of reach as the body glides on: the plain lock lets it go, and it leaves the floor.
+    motion, contacts = _hop(19)
+    plain = lock_feet(motion, contacts)
+    assert _flight(plain).sum() > 0
+    kept = lock_feet(motion, contacts, keep_one_foot_down=True)
+    assert not _flight(kept).any()
+    # The left foot stays on its lock until the right lands, then lets go of it more gently
+    # than the plain lock's give-way (which jumps from the lock to where the dance has the foot).
+    ankle = joint_positions(kept)[:, ANKLES[0]]
+    start = np.broadcast_to(ankle[0, [0, 2]], (19, 2))
+    np.testing.assert_allclose(ankle[:19, [0, 2]], start, atol=2e-3)
+    np.testing.assert_allclose(ankle[:19, 1], sole_clearance_m(SMPL)[0], atol=5e-3)
+
+    def largest_step(locked: Motion) -> float:
+        return float(np.linalg.norm(np.diff(joint_positions(locked)[:, ANKLES[0]], axis=0), axis=1).max())
+
+    assert largest_step(kept) < 0.6 * largest_step(plain)
+    # The root moves towards the lock it keeps, by a bounded amount, and only where it must:
+    # not at all where the locks are within reach.
+    moved = np.abs(kept.root_translation[:, [0, 2]] - motion.root_translation[:, [0, 2]])
+    assert 0.0 < moved.max() <= MAX_KEEP_SHIFT_M + 1e-9
+    slow = _gliding(0.15, 1.0, 30.0)
+    within = lock_feet(slow, detect_contacts(slow), keep_one_foot_down=True)
+    np.testing.assert_array_equal(within.root_translation[:, [0, 2]], slow.root_translation[:, [0, 2]])
 
 
 def test_a_foot_sweeping_along_the_floor_swings_clear_of_it() -> None:

@@ -71,6 +71,17 @@ def test_curves_warm_up_peak_and_cool_down() -> None:
     assert custom.tolist() == [0.0, 1.0]
 
 
+def test_warm_up_and_cool_down_are_a_class_s_not_an_8_count() -> None:
+    # A fifth of the song to warm up in and 15 % to cool down in, rising and falling all the way;
+    # a short song still gets a block of four 8-counts (16 s) to warm up in, a long one at most 5 min.
+    for duration, warm, cool in ((60.0, 16.0, 12.0), (600.0, 120.0, 90.0), (3000.0, 300.0, 180.0)):
+        t = np.linspace(0.0, duration, 2001)
+        y = target_intensity("steady", t, duration)
+        up, down = t < warm, t > duration - cool
+        assert (np.diff(y[up]) > 0).all() and (np.diff(y[down]) < 0).all(), duration
+        assert np.ptp(y[~up & ~down]) == 0.0, duration
+
+
 def test_a_workout_is_taught_in_repeated_and_mirrored_8_counts(plan: Plan, library: PhraseLibrary) -> None:
     routine = plan.routine
     assert routine is not None and routine.profile == "pyramid"
