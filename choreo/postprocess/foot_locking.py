@@ -40,7 +40,6 @@ from dataclasses import replace
 import numpy as np
 
 from choreo.contracts.contacts import ContactTrack
-from choreo.errors import ParameterError
 from choreo.motion.contacts import HORIZONTAL_AXES, UP_AXIS, sole_clearance_m
 from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
@@ -54,7 +53,13 @@ from choreo.postprocess.joint_limits import (
     clamp_joint_limits,
     limit_violation_mask,
 )
-from choreo.postprocess.lock_schedule import Lock, contact_runs, schedule_locks, smoothstep
+from choreo.postprocess.lock_schedule import (
+    Lock,
+    contact_runs,
+    require_matching_contacts,
+    schedule_locks,
+    smoothstep,
+)
 
 __all__ = [
     "EASE_S",
@@ -131,11 +136,7 @@ def lock_feet(
     ParameterError
         If the contacts do not match the motion's frames and fps.
     """
-    if contacts.n_frames != motion.n_frames or contacts.fps != motion.fps:
-        raise ParameterError(
-            f"contacts ({contacts.n_frames} frames at {contacts.fps} fps) do not match "
-            f"the motion ({motion.n_frames} frames at {motion.fps} fps)"
-        )
+    require_matching_contacts(motion, contacts)
     if motion.n_frames < 2 or not contacts.frames[:, :4].any():
         return _settle_on_floor(motion, np.zeros((motion.n_frames, 2)), joint_limits)
     skeleton = motion.skeleton

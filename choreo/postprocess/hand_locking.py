@@ -18,13 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.contracts.contacts import ContactTrack
-from choreo.errors import ParameterError
 from choreo.motion.contacts import UP_AXIS
 from choreo.motion.leg_ik import ANKLE_COLUMNS, arm_kinematics, place_wrists
 from choreo.motion.motion import Motion
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.foot_locking import EASE_S, GIVE_WAY_M, REACH_MARGIN_M
-from choreo.postprocess.lock_schedule import Lock, contact_runs, schedule_locks, smoothstep
+from choreo.postprocess.lock_schedule import (
+    Lock,
+    contact_runs,
+    require_matching_contacts,
+    schedule_locks,
+    smoothstep,
+)
 
 __all__ = ["lock_hands"]
 
@@ -51,11 +56,7 @@ def lock_hands(motion: Motion, contacts: ContactTrack) -> Motion:
     ParameterError
         If the contacts do not match the motion's frames and fps.
     """
-    if contacts.n_frames != motion.n_frames or contacts.fps != motion.fps:
-        raise ParameterError(
-            f"contacts ({contacts.n_frames} frames at {contacts.fps} fps) do not match "
-            f"the motion ({motion.n_frames} frames at {motion.fps} fps)"
-        )
+    require_matching_contacts(motion, contacts)
     hands = contacts.frames[:, list(_HAND_COLUMNS)]
     if motion.n_frames < 2 or not hands.any():
         return motion.replace(

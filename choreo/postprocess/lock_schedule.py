@@ -14,7 +14,34 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Lock", "Schedule", "contact_runs", "schedule_locks", "smoothstep", "smootherstep"]
+from choreo.contracts.contacts import ContactTrack
+from choreo.errors import ParameterError
+from choreo.motion.motion import Motion
+
+__all__ = [
+    "Lock",
+    "Schedule",
+    "contact_runs",
+    "require_matching_contacts",
+    "schedule_locks",
+    "smoothstep",
+    "smootherstep",
+]
+
+
+def require_matching_contacts(motion: Motion, contacts: ContactTrack) -> None:
+    """Refuse a contact track made for other frames: a lock read from it would hold the wrong frames.
+
+    Raises
+    ------
+    ParameterError
+        If the contacts' frame count or fps differ from the motion's.
+    """
+    if contacts.n_frames != motion.n_frames or contacts.fps != motion.fps:
+        raise ParameterError(
+            f"contacts ({contacts.n_frames} frames at {contacts.fps} fps) do not match "
+            f"the motion ({motion.n_frames} frames at {motion.fps} fps)"
+        )
 
 
 @dataclass(frozen=True)

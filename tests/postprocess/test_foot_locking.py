@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from limb_checks import bend_angles_deg
 
 from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
 from choreo.errors import ParameterError
@@ -30,18 +31,6 @@ def _gliding(speed_m_s: float, seconds: float, fps: float) -> Motion:
     root[:, 1] = REST_PELVIS_HEIGHT_M
     root[:, 2] = speed_m_s * np.arange(n) / fps
     return Motion(fps, root, np.zeros((n, 24, 3)))
-
-
-def _knee_angles_deg(motion: Motion) -> np.ndarray:
-    """Angle at each knee between thigh and shin, ``[frames, 2]``, 180 straight."""
-    pos = joint_positions(motion)
-    out = []
-    for side in ("left", "right"):
-        hip, knee, ankle = (pos[:, SMPL.index(f"{side}_{j}")] for j in ("hip", "knee", "ankle"))
-        a, b = hip - knee, ankle - knee
-        cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-        out.append(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
-    return np.stack(out, axis=1)
 
 
 @pytest.mark.parametrize("fps", [24.0, 30.0, 50.0, 60.0])
@@ -96,7 +85,7 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
         0.0, abs=5e-3
     )
     assert (drop >= -1e-9).all() and (drop <= MAX_PELVIS_DROP_M + 1e-9).all()
-    assert _knee_angles_deg(locked).max() < 175.0
+    assert bend_angles_deg(locked, "hip", "knee", "ankle").max() < 175.0
     np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])
     # Held while the lowered pelvis lets the leg reach; beyond that the lock gives way and the foot follows.
     ankle_z = joint_positions(locked)[:, ANKLES[0], 2]
@@ -252,4 +241,4 @@ def test_a_lock_the_lowered_pelvis_brings_within_reach_keeps_the_sole_on_the_flo
     assert np.abs(lowest).max() < 0.01
     ankles = joint_positions(locked)[:, ANKLES][..., [0, 2]]
     np.testing.assert_allclose(ankles, np.broadcast_to(ankles[:1], ankles.shape), atol=5e-3)
-    assert _knee_angles_deg(locked).max() < 175.0
+    assert bend_angles_deg(locked, "hip", "knee", "ankle").max() < 175.0

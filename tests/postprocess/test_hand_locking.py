@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from limb_checks import bend_angles_deg
 
 from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
 from choreo.errors import ParameterError
@@ -32,17 +33,6 @@ def _handstand(speed_m_s: float, seconds: float, fps: float) -> Motion:
     return motion.replace(root_translation=root)
 
 
-def _elbow_angles_deg(motion: Motion) -> np.ndarray:
-    pos = joint_positions(motion)
-    out = []
-    for side in ("left", "right"):
-        shoulder, elbow, wrist = (pos[:, SMPL.index(f"{side}_{j}")] for j in ("shoulder", "elbow", "wrist"))
-        a, b = shoulder - elbow, wrist - elbow
-        cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-        out.append(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
-    return np.stack(out, axis=1)
-
-
 @pytest.mark.parametrize("fps", [24.0, 30.0, 60.0])
 def test_a_sliding_handstand_stops_at_every_frame_rate(fps: float) -> None:
     motion = _handstand(0.1, 0.6, fps)
@@ -68,7 +58,7 @@ def test_a_hand_plant_out_of_reach_lets_go_before_the_elbow_goes_straight() -> N
     hands, free = joint_positions(locked)[:, HANDS], joint_positions(motion)[:, HANDS]
     assert np.abs(hands[:3] - hands[0]).max() < 5e-3  # held while it can be
     np.testing.assert_allclose(hands[-5:], free[-5:], atol=1e-3)  # then let go
-    assert _elbow_angles_deg(locked).max() < 176.0
+    assert bend_angles_deg(locked, "shoulder", "elbow", "wrist").max() < 176.0
     assert count_limit_violations(locked, limits=ELBOWS) == 0
 
 
