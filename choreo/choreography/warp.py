@@ -21,7 +21,9 @@ plays the motion there at :data:`HIT_EASE` times the slower of the speeds of the
 stretches beside it (a local minimum of the playback speed, a held accent), so
 the dancer slows on the song's beat whether or not the source dancer stopped
 there, and a stop of the source lands on it. Other beats follow the map between
-the pinned ones.
+the pinned ones. On fast songs (beats closer than :data:`FAST_BEAT_S`) a stop on
+every beat is too brief to show, so the warp hits every other song beat, harder
+(:data:`FAST_HIT_EASE`), and plays through the pinned beats between.
 
 Unlike :mod:`choreo.mocap.timewarp` (which searches the best matching of free
 ends), this is a closed-form map, cheap enough to run for every phrase of a song.
@@ -43,6 +45,8 @@ from choreo.errors import ParameterError
 
 __all__ = [
     "AIRBORNE_STRETCH",
+    "FAST_BEAT_S",
+    "FAST_HIT_EASE",
     "HIT_EASE",
     "STOP_STRETCH_TOLERANCE",
     "BeatWarp",
@@ -58,6 +62,28 @@ beats on song beats; easing every pinned beat at 0.7, 0.5 and 0.4 raised the on-
 half-beat contrast of the blend on five held-out songs (two seeds) from 0.13 to 0.20, 0.26
 and 0.28 (``docs/choreography.md``); 0.5 keeps the playback between beats within about
 1.5 times the segment's."""
+
+FAST_BEAT_S = 0.48
+"""Where the beats it may pin come closer than this (above 125 BPM) an eased warp hits every other one.
+
+The spacing is that of the song beats the warp can pin: every song beat at beat ratios 1 and 2,
+every other one in half time (which, at 0.73 s on a 163 BPM song, is eased as a slower song is:
+easing those at :data:`FAST_HIT_EASE` made the held-out warzone track stall twice as long).
+
+Eased on every beat at :data:`HIT_EASE`, a 140 BPM dance slows every 0.43 s, too often
+for a stop to show: its speed smoothed over a fifth of a second (the kinematic beats)
+barely dips on the beats, and its slowest moments fall where the source motion puts them
+(forest: on-beat minus half-beat 0.05 to 0.08). A dancer at such tempi hits every other
+beat and moves through the beats between. So the song beats at even places of the segment
+(which starts on a bar: beats 1 and 3 of a 4/4 bar) are eased at :data:`FAST_HIT_EASE`,
+and those between stay pinned (the timing holds) at the warp's own slope, which keeps the
+playback between hits within about 1.3 times the stretch's, as easing every beat at 0.5 does.
+On tuning songs (``docs/choreography.md``) it beat easing every beat harder (at 0.3) at 128
+to 150 BPM but not at 120, hence the bound."""
+
+FAST_HIT_EASE = 0.15
+"""Playback speed at a hit of a fast song's eased warp (every other beat, :data:`FAST_BEAT_S`),
+relative to the slower of the stretches beside it."""
 
 STOP_STRETCH_TOLERANCE = 1.2
 """A beat is pinned when the stretch on either side of it is within this ratio of the segment's."""
@@ -167,7 +193,10 @@ def beat_warp(phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, eased: bo
     ``g = gcd(n, m)``; with ``n == m`` all beats are pinned. ``eased`` keeps,
     besides both ends, only those beats whose stretch on both sides stays within
     :data:`STOP_STRETCH_TOLERANCE` of the segment's (the most regular first), and
-    eases into every pinned beat, ends included (see the module docstring).
+    eases into every pinned beat, ends included (see the module docstring); where the
+    beats come faster than :data:`FAST_BEAT_S` it eases only into the pinned song beats at even
+    places (``0, 2, 4 ...`` of ``song_beats_s``), harder, and plays through the others.
+    The spacing is that of the song beats it can pin (every other one in half time).
 
     Raises
     ------
@@ -185,9 +214,14 @@ def beat_warp(phrase_beats_s: np.ndarray, song_beats_s: np.ndarray, *, eased: bo
     if not eased:
         return warp
     keep = _regular_beats(song, phrase)
+    song_index = np.arange(0, m + 1, m // g)[keep]
     song, phrase = song[keep], phrase[keep]
     secant = np.diff(phrase) / np.diff(song)
-    slopes = HIT_EASE * np.minimum(np.append(secant[0], secant), np.append(secant, secant[-1]))
+    slower = np.minimum(np.append(secant[0], secant), np.append(secant, secant[-1]))
+    if np.median(np.diff(song)) >= FAST_BEAT_S:
+        return BeatWarp(song_s=song, phrase_s=phrase, slopes=HIT_EASE * slower)
+    passing = song_index % 2 == 1
+    slopes = np.where(passing, _pchip_slopes(song, phrase), FAST_HIT_EASE * slower)
     return BeatWarp(song_s=song, phrase_s=phrase, slopes=slopes)
 
 

@@ -8,6 +8,8 @@ import pytest
 from choreo.choreography.pulse import estimate_pulse
 from choreo.choreography.warp import (
     AIRBORNE_STRETCH,
+    FAST_BEAT_S,
+    FAST_HIT_EASE,
     HIT_EASE,
     STOP_STRETCH_TOLERANCE,
     beat_warp,
@@ -185,3 +187,52 @@ def test_a_flight_the_ground_cannot_absorb_is_stretched_as_little_as_it_can() ->
     in_air = (mapped[1:] >= 3 / 30) & (mapped[1:] <= 57 / 30)
     assert AIRBORNE_STRETCH[1] < stretch[in_air].max() < 1.23  # the ground took its most, the flight the rest
     assert stretch[~in_air].max() > 1.5
+
+
+def test_a_fast_song_is_hit_on_every_other_beat_and_played_through_the_beats_between() -> None:
+    """140 BPM: the playback slows to its lowest at beats 0, 2, 4 ... of the segment (to about
+    FAST_HIT_EASE of the stretch's speed), keeps its speed through beats 1, 3 ... which stay pinned,
+    and stays monotone and C1 with its peak within 1.3 times the stretch's."""
+    period = 60.0 / 140.0
+    assert period < FAST_BEAT_S
+    song = np.arange(9) * period
+    phrase = np.arange(9) * 0.45  # the phrase is slowed by period / 0.45 throughout
+    warp = beat_warp(phrase, song, eased=True)
+    np.testing.assert_allclose(warp.phrase_time(song), phrase, atol=1e-12)  # every beat still pinned
+    t = np.linspace(0.0, song[-1], 8001)
+    speed = np.diff(warp.phrase_time(t)) / np.diff(t) / (0.45 / period)  # 1: the stretch's speed
+    assert np.all(speed > 0)
+    assert np.abs(np.diff(speed)).max() < 0.01  # C1
+    assert speed.max() < 1.3
+    for k in range(1, 8):
+        near = np.abs(t[:-1] - song[k]) < 0.3 * period
+        if k % 2 == 0:
+            assert abs(t[:-1][near][np.argmin(speed[near])] - song[k]) < 2e-3
+            assert speed[near].min() < 1.1 * FAST_HIT_EASE
+        else:
+            assert speed[near].min() > 0.9
+
+
+def test_a_slower_song_is_eased_on_every_beat() -> None:
+    period = 1.01 * FAST_BEAT_S
+    song = np.arange(5) * period
+    warp = beat_warp(np.arange(5) * 0.5, song, eased=True)
+    t = np.linspace(0.0, song[-1], 4001)
+    speed = np.diff(warp.phrase_time(t)) / np.diff(t) / (0.5 / period)
+    for k in range(1, 4):
+        near = np.abs(t[:-1] - song[k]) < 0.3 * period
+        assert abs(t[:-1][near][np.argmin(speed[near])] - song[k]) < 2e-3
+        assert speed[near].min() < 1.1 * HIT_EASE
+
+
+def test_half_time_on_a_fast_song_is_eased_as_a_slower_song_is() -> None:
+    """163 BPM danced in half time: the pinned beats are 0.74 s apart, so each is eased at HIT_EASE."""
+    period = 60.0 / 163.0
+    song = np.arange(9) * period
+    warp = beat_warp(np.arange(5) * 0.7, song, eased=True)  # 4 phrase beats over 8 song beats
+    np.testing.assert_allclose(warp.song_s, song[::2])
+    t = np.linspace(0.0, song[-1], 4001)
+    speed = np.diff(warp.phrase_time(t)) / np.diff(t) / (0.7 / (2 * period))
+    for k in (2, 4, 6):
+        near = np.abs(t[:-1] - song[k]) < 0.3 * period
+        assert HIT_EASE * 0.9 < speed[near].min() < HIT_EASE * 1.1
