@@ -409,13 +409,17 @@ def main() -> int:
             soak.stack.stop()
         soak.redis.kill()
     report = _report(soak, args, jobs, files, orphans, baseline, after, last_fault, ended_t, load_before)
+    report["logs_kept"] = None if all(report["checks"].values()) else str(root / "stack" / "logs")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(
         json.dumps({k: report[k] for k in ("seed", "checks", "jobs", "recovery_s", "throughput")}, indent=2)
     )
-    shutil.rmtree(root, ignore_errors=True)
-    return 0 if all(report["checks"].values()) else 1
+    if all(report["checks"].values()):
+        shutil.rmtree(root, ignore_errors=True)
+        return 0
+    print(f"soak: a check failed; the stack's logs are kept in {report['logs_kept']}", flush=True)
+    return 1
 
 
 def _report(

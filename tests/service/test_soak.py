@@ -44,9 +44,29 @@ def test_a_five_minute_chaos_soak_passes_every_check(tmp_path: Path) -> None:
     assert out.is_file(), run.stdout[-3000:] + run.stderr[-3000:]
     report = json.loads(out.read_text())
     failed = [name for name, ok in report["checks"].items() if not ok]
-    assert not failed, (failed, report["problems"], report["jobs"])
+    assert not failed, (
+        failed,
+        report["problems"],
+        report["jobs"],
+        report["log"]["faults"],
+        _log_tails(report),
+    )
     assert report["faults"]["injected"] >= max(1, int(MINUTES)), report[
         "faults"
     ]  # a fault every 30 s on average
     assert report["jobs"]["by_state"].get("done", 0) > 0, report["jobs"]
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def _log_tails(report: dict) -> dict[str, str]:
+    """The last warnings and errors of each process of a failed soak's stack, for the assertion."""
+    folder = report.get("logs_kept")
+    if not folder or not Path(folder).is_dir():
+        return {}
+    tails = {}
+    for log in sorted(Path(folder).glob("*.log")):
+        lines = [
+            ln for ln in log.read_text(errors="replace").splitlines() if "WARNING" in ln or "ERROR" in ln
+        ]
+        tails[log.name] = "\n".join(lines[-15:])
+    return tails
