@@ -395,6 +395,7 @@ def main() -> int:
         last_fault = max([f["repaired_t"] for f in soak.log.faults], default=soak.log.now())
         jobs = _settle(soak, soak.log.t0 + last_fault + args.settle_s)
         ended_t = soak.log.now()
+        alive = {name: proc.poll() is None for name, proc in stack.processes.items()}
         time.sleep(5)  # room for a late, second callback
         files = _check_files(soak, jobs, args.cut_s)
         for job_id, info in soak.acked.items():
@@ -409,6 +410,7 @@ def main() -> int:
             soak.stack.stop()
         soak.redis.kill()
     report = _report(soak, args, jobs, files, orphans, baseline, after, last_fault, ended_t, load_before)
+    report["processes_alive_after_settle"] = alive
     report["logs_kept"] = None if all(report["checks"].values()) else str(root / "stack" / "logs")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
