@@ -53,7 +53,7 @@ from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
 from choreo.workout.planner import plan_workout
-from choreo.workout.safety import hold_a_foot_down, keep_a_foot_down
+from choreo.workout.safety import LOCK_MIN_PELVIS_M, hold_a_foot_down, keep_a_foot_down, plant_a_foot
 from choreo.workout.sheet import routine_sheet
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
@@ -260,7 +260,14 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
         motion = resample(motion, options.fps, n_frames=n_frames)
     workout = generated.plan.routine if generated.plan is not None else None
     low_impact = workout is not None and workout.impact == "low"
-    motion = postprocess(motion, contacts=finished_contacts(generated, motion), keep_one_foot_down=low_impact)
+    motion = postprocess(
+        motion,
+        contacts=finished_contacts(generated, motion),
+        keep_one_foot_down=low_impact,
+        min_pelvis_m=LOCK_MIN_PELVIS_M if workout is not None else 0.0,
+    )
+    if low_impact:
+        motion = plant_a_foot(motion)
     if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
         motion = clamp_joint_limits(motion)
         if low_impact:

@@ -31,6 +31,7 @@ def postprocess(
     lock: bool = True,
     contacts: ContactTrack | None = None,
     keep_one_foot_down: bool = False,
+    min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground, lock the feet and the hands.
 
@@ -55,6 +56,8 @@ def postprocess(
         (:func:`~choreo.postprocess.contacts.detect_contacts`)
     keep_one_foot_down : the locks never let the last held foot go (a low-impact workout's;
         :func:`~choreo.postprocess.foot_locking.lock_feet`)
+    min_pelvis_m : the feet's locks never lower the pelvis under this height (a workout's
+        floor-work rule; :func:`~choreo.postprocess.foot_locking.lock_feet`)
 
     Returns
     -------
@@ -74,7 +77,13 @@ def postprocess(
         out = ground_feet(out)
     if lock:
         track = detect_contacts(out) if contacts is None else contacts
-        feet = lock_feet(out, track, joint_limits=joint_limits, keep_one_foot_down=keep_one_foot_down)
+        feet = lock_feet(
+            out,
+            track,
+            joint_limits=joint_limits,
+            keep_one_foot_down=keep_one_foot_down,
+            min_pelvis_m=min_pelvis_m,
+        )
         out = lock_hands(feet, track)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())

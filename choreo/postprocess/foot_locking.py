@@ -111,6 +111,7 @@ def lock_feet(
     *,
     joint_limits: Mapping[str, JointLimit] | None = None,
     keep_one_foot_down: bool = False,
+    min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Hold every foot in contact at its touch-down point, bending the legs, lowering the pelvis if need be.
 
@@ -123,6 +124,10 @@ def lock_feet(
         flat lifts its heel rather than pushing its toe through the floor
     keep_one_foot_down : never let the last held foot go (the module docstring): the root
         moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
+    min_pelvis_m : the pelvis' drop never takes it under this height (a workout's floor-work
+        rule: its pelvis must stay over :data:`~choreo.choreography.phrases.FLOOR_PELVIS_M`); a
+        pelvis already under it is not lowered at all, and a lock it leaves out of reach gives way
+        (or, with ``keep_one_foot_down``, the root moves towards it)
 
     Returns
     -------
@@ -181,7 +186,7 @@ def lock_feet(
     between = towards > 0  # from the one lock to the other across a gap
     orientations[between] = _slerp(turn_from[between], turn_to[between], towards[between])
 
-    drop, short = _pelvis_drop(motion, positions, targets, weights)
+    drop, short = _pelvis_drop(motion, positions, targets, weights, min_pelvis_m)
     # A lock still out of reach with the pelvis down gives way, rather than the knee going straight.
     give_way = smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0))
     root = motion.root_translation.astype(np.float64, copy=True)
@@ -337,10 +342,11 @@ def _slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _pelvis_drop(
-    motion: Motion, positions: np.ndarray, targets: np.ndarray, weights: np.ndarray
+    motion: Motion, positions: np.ndarray, targets: np.ndarray, weights: np.ndarray, min_pelvis_m: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach,
-    and how far each leg's lock is still out of reach after it, ``[frames, 2]`` metres."""
+    """How far the pelvis lowers in each frame, ``[frames]`` metres, so each lock is within reach
+    (by :data:`MAX_PELVIS_DROP_M` at most, and never under ``min_pelvis_m``), and how far each
+    leg's lock is still out of reach after it, ``[frames, 2]`` metres."""
     scale = body_scale(motion.skeleton)
     legs = np.zeros((motion.n_frames, 2))
     for leg in range(2):
@@ -353,8 +359,9 @@ def _pelvis_drop(
         below = hip[:, UP_AXIS] - wanted[:, UP_AXIS]
         room = np.sqrt(np.maximum(reach**2 - across**2, 0.0))
         legs[:, leg] = np.where(across < reach, below - room, np.inf)
-    need = np.clip(legs.max(axis=1), 0.0, MAX_PELVIS_DROP_M * scale)
-    drop = np.minimum(_smooth_above(need, motion.fps), MAX_PELVIS_DROP_M * scale)
+    bound = np.clip(positions[:, 0, UP_AXIS] - min_pelvis_m, 0.0, MAX_PELVIS_DROP_M * scale)
+    need = np.clip(legs.max(axis=1), 0.0, bound)
+    drop = np.minimum(_smooth_above(need, motion.fps), bound)
     return drop, np.maximum(legs - drop[:, None], 0.0)
 
 

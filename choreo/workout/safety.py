@@ -38,15 +38,18 @@ from choreo.motion.contacts import (
     point_contacts,
 )
 from choreo.motion.kinematics import joint_positions
+from choreo.motion.leg_ik import ANKLE_COLUMNS, leg_kinematics, place_ankles
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import SMPL
 from choreo.postprocess.chain import postprocess
 from choreo.postprocess.contacts import detect_contacts
 from choreo.postprocess.joint_limits import limit_violation_mask
+from choreo.postprocess.lock_schedule import contact_runs, smoothstep
 
 __all__ = [
     "HEAD_MARGIN_M",
     "LIMIT_MARGIN_RAD",
+    "LOCK_MIN_PELVIS_M",
     "LOW_JOINT_M",
     "MAX_SPINE_FLEXION_RAD",
     "MAX_TRAVEL_M",
@@ -58,6 +61,7 @@ __all__ = [
     "keep_a_foot_down",
     "measure_safety",
     "performed_flight",
+    "plant_a_foot",
     "rule_frames",
     "screen_phrases",
 ]
@@ -72,6 +76,17 @@ LIMIT_MARGIN_RAD = np.deg2rad(2.0)
 """A phrase must stay this far inside the joint limits (the post-processing clamps to the limits)."""
 MAX_TRAVEL_M = 1.0
 MAX_TURN_RAD = np.deg2rad(60.0)
+LOCK_MIN_PELVIS_M = FLOOR_PELVIS_M + 0.02
+"""The lowest a routine's feet locks take the pelvis when they lower it to bring a lock within reach
+(``min_pelvis_m`` of :func:`choreo.postprocess.foot_locking.lock_feet`): 2 cm over floor work's."""
+PLANT_PAD_S = 0.07
+"""How far past a gap in the finished motion's contact track the foot planted through it is held
+(:func:`plant_a_foot`): the track's speeds are central differences averaged over 0.05 s, so a
+foot still moving two frames (at 30 fps) beside the gap reads as moving in it."""
+PLANT_EASE_S = 0.1
+"""How long a foot planted by :func:`plant_a_foot` takes to reach its place, and to leave it."""
+PLANT_PASSES = 3
+"""How many times :func:`plant_a_foot` reads the track again and plants what is still in flight."""
 FLIGHT_TOLERANCE_M = 0.02
 """A phrase whose feet all rise at most this much above their contact heights (a heel lifting a
 little late) is low impact: :func:`keep_a_foot_down` lowers the finished body onto the floor there."""
@@ -249,3 +264,63 @@ def hold_a_foot_down(track: ContactTrack) -> ContactTrack:
         source = start - 1 if start > 0 else stop
         frames[start:stop, :4] = frames[source, :4]
     return ContactTrack(track.fps, frames)
+
+
+def plant_a_foot(motion: Motion) -> Motion:
+    """``motion`` with a foot planted through every run of frames where its own contact track
+    (:func:`~choreo.postprocess.contacts.detect_contacts` of the finished motion) has neither foot down.
+
+    The last pass of a low-impact routine, measured by the rule it must pass. The feet's locks
+    hold a foot down in every frame of the dance's track, but at a hand-over the foot leaving
+    its lock (eased towards where the dance has it) and the one arriving at its own can both
+    be moving faster than the track allows a standing foot for a frame or two, and the finished
+    motion's track then has neither down. Through such a run, plus :data:`PLANT_PAD_S` on the
+    far side, one of the two feet is held where it stands in the track beside the run, with its
+    rotation there: the foot down just before it (held on) or the one down just after (arriving
+    that much earlier), whichever moves less to get there; it eases in and out over
+    :data:`PLANT_EASE_S`. The track is read again, up to :data:`PLANT_PASSES` times.
+    Only the legs move (:func:`~choreo.motion.leg_ik.place_ankles`); a motion whose track has no
+    foot down anywhere is returned as it is.
+    """
+    n = motion.n_frames
+    pad = max(1, int(round(PLANT_PAD_S * motion.fps)))
+    ease = max(1, int(round(PLANT_EASE_S * motion.fps)))
+    frames = np.arange(n)
+    for _ in range(PLANT_PASSES):
+        track = detect_contacts(motion)
+        feet, gaps = track.feet, contact_runs(contact_flight(track))
+        if not gaps or not feet.any():
+            return motion
+        legs = leg_kinematics(motion)
+        ankles, own = legs[0][:, ANKLE_COLUMNS], legs[1][:, ANKLE_COLUMNS]
+        targets, orientations, weights = ankles.copy(), own.copy(), np.zeros((n, 2))
+        for start, stop in gaps:
+            before = int(np.argmax(feet[start - 1])) if start > 0 else None
+            after = int(np.argmax(feet[stop])) if stop < n else None
+            middle = (start + stop + 1) // 2
+            choices = []  # the feet held: (leg, the frame it is held as, the frames held) each
+            if before is not None:
+                choices.append([(before, start - 1, np.arange(start, min(stop + pad, n)))])
+            if after is not None:
+                choices.append([(after, stop, np.arange(max(start - pad, 0), stop))])
+            if before is not None and after is not None and before != after and stop - start > 1:
+                choices.append(
+                    [
+                        (before, start - 1, np.arange(start, min(middle + pad, n))),
+                        (after, stop, np.arange(max(middle - pad, 0), stop)),
+                    ]
+                )
+            for leg, source, held in min(choices, key=lambda holds: max(_moved(ankles, *h) for h in holds)):
+                # 1 on the frames held, eased in before them and out after them
+                off = np.maximum(held[0] - frames, frames - held[-1]).clip(min=0)
+                share = smoothstep(np.clip(1.0 - off / (ease + 1), 0.0, 1.0))
+                moved = share > weights[:, leg]
+                targets[moved, leg], orientations[moved, leg] = ankles[source, leg], own[source, leg]
+                weights[moved, leg] = share[moved]
+        motion = place_ankles(motion, targets, weights, orientations, legs=legs)
+    return motion
+
+
+def _moved(ankles: np.ndarray, leg: int, source: int, frames: np.ndarray) -> float:
+    """How far ``leg``'s ankle moves, at most over ``frames``, to be where it is at ``source``."""
+    return float(np.linalg.norm(ankles[frames, leg] - ankles[source, leg], axis=-1).max())

@@ -92,6 +92,26 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
     assert abs(ankle_z[15] - ankle_z[0]) < 1e-3 and ankle_z[-1] - ankle_z[0] > 0.1
 
 
+def test_min_pelvis_m_bounds_the_pelvis_drop_and_the_lock_gives_way_sooner() -> None:
+    motion = _gliding(0.3, 1.5, 30.0)  # the locks fall out of reach: the pelvis would drop the most
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[:, :4] = True
+    contacts = ContactTrack(30.0, frames)
+    floor = REST_PELVIS_HEIGHT_M - 0.05
+    bounded = lock_feet(motion, contacts, min_pelvis_m=floor)
+    pelvis = joint_positions(bounded)[:, 0, 1]
+    assert pelvis.min() >= floor - 1e-9 and pelvis.min() == pytest.approx(floor, abs=1e-3)
+    assert joint_positions(lock_feet(motion, contacts))[:, 0, 1].min() < floor - 0.05
+    assert bend_angles_deg(bounded, "hip", "knee", "ankle").max() < 175.0
+    # Less drop, less reach: the foot is let go of earlier than with the full drop.
+
+    def let_go(locked: Motion) -> int:
+        ankle_z = joint_positions(locked)[:, ANKLES[0], 2]
+        return int(np.flatnonzero(np.abs(ankle_z - ankle_z[0]) > 1e-3)[0])
+
+    assert 10 < let_go(bounded) < let_go(lock_feet(motion, contacts)) - 10
+
+
 def _hop(contacts_left_until: int) -> tuple[Motion, ContactTrack]:
     """Gliding forwards at 0.6 m/s, the body 6 cm up in frames 15 to 18; the left foot in contact
     up to ``contacts_left_until``, the right from frame 19."""
@@ -107,7 +127,7 @@ def _hop(contacts_left_until: int) -> tuple[Motion, ContactTrack]:
 def _flight(motion: Motion) -> np.ndarray:
     """Frames where the contact track detected on ``motion`` has neither foot down."""
     track = detect_contacts(motion).frames
-    return ~(track[:, :2].any(axis=1) | track[:, 2:4].any(axis=1))
+    return np.asarray(~(track[:, :2].any(axis=1) | track[:, 2:4].any(axis=1)))
 
 
 def test_keep_one_foot_down_never_lets_the_last_held_foot_go() -> None:

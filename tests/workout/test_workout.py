@@ -249,3 +249,48 @@ def test_hold_a_foot_down_bridges_a_stance_gap_with_the_foot_down_before_it() ->
     assert (held.frames[:4] == frames[:4]).all() and (held.frames[7:] == frames[7:]).all()
     empty = ContactTrack(30.0, np.zeros((5, 6), dtype=bool))
     assert hold_a_foot_down(empty) is empty
+
+
+def _lurch() -> Motion:
+    """Standing on bent knees, gliding forwards at 0.1 m/s, then 20 cm forwards over two frames (19
+    to 21): both feet move faster than a stance for those frames, so the contact track has neither
+    foot down there though no foot leaves the floor."""
+    from choreo.motion.contacts import sole_clearance_m
+    from choreo.motion.kinematics import joint_positions
+    from choreo.motion.skeleton import SMPL
+
+    n = 40
+    rotations = np.zeros((n, 24, 3))
+    for side in ("left", "right"):
+        rotations[:, SMPL.index(f"{side}_hip")] = [-0.4, 0.0, 0.0]
+        rotations[:, SMPL.index(f"{side}_knee")] = [0.8, 0.0, 0.0]
+        rotations[:, SMPL.index(f"{side}_ankle")] = [-0.4, 0.0, 0.0]
+    root = np.zeros((n, 3))
+    root[:, 2] = 0.1 * np.arange(n) / 30 + np.concatenate([np.zeros(20), [0.1], np.full(n - 21, 0.2)])
+    ankle = joint_positions(Motion(30.0, root, rotations))[0, SMPL.index("left_ankle"), 1]
+    root[:, 1] = sole_clearance_m(SMPL)[0] - ankle
+    return Motion(30.0, root, rotations)
+
+
+def test_plant_a_foot_leaves_no_frame_without_a_foot_down_in_the_motion_s_own_track() -> None:
+    from choreo.motion.kinematics import joint_positions
+    from choreo.motion.skeleton import SMPL
+    from choreo.postprocess.contacts import detect_contacts
+    from choreo.postprocess.joint_limits import count_limit_violations
+    from choreo.workout.safety import contact_flight, plant_a_foot
+
+    motion = _lurch()
+    assert contact_flight(detect_contacts(motion)).sum() == 2
+    planted = plant_a_foot(motion)
+    assert not contact_flight(detect_contacts(planted)).any()
+    # One foot holds still through the lurch, on the floor; only the legs move, and only near it.
+    ankles = joint_positions(planted)[:, [SMPL.index("left_ankle"), SMPL.index("right_ankle")]]
+    held = np.ptp(ankles[19:23, :, 2], axis=0).min()
+    assert held < 1e-3 and np.abs(ankles[19:23, :, 1] - ankles[0, :, 1]).max() < 1e-3
+    np.testing.assert_array_equal(planted.root_translation, motion.root_translation)
+    changed = np.flatnonzero(np.abs(planted.rotations - motion.rotations).max(axis=(1, 2)) > 1e-9)
+    assert changed.min() >= 15 and changed.max() <= 27
+    assert count_limit_violations(planted) == 0
+    # A motion whose track already has a foot down everywhere is returned as it is.
+    steady = Motion(30.0, motion.root_translation[:19], motion.rotations[:19])
+    assert plant_a_foot(steady) is steady
