@@ -294,3 +294,17 @@ def test_plant_a_foot_leaves_no_frame_without_a_foot_down_in_the_motion_s_own_tr
     # A motion whose track already has a foot down everywhere is returned as it is.
     steady = Motion(30.0, motion.root_translation[:19], motion.rotations[:19])
     assert plant_a_foot(steady) is steady
+
+
+def test_low_impact_dances_no_move_faster_than_the_tempo_range(library: PhraseLibrary) -> None:
+    # A move's contacts are screened at its own pace; danced much faster, its steps become leaps.
+    # At 170 BPM a high-impact routine takes moves at up to twice their pace; a low-impact one does not.
+    from choreo.choreography.planner import MIN_STRETCH
+
+    def quick(impact: str) -> int:
+        plan = plan_workout(
+            library, _music(bpm=170.0, seconds=240.0), style="salsa", profile="intervals", impact=impact
+        )
+        return sum(s.stretch < MIN_STRETCH for s in plan.segments if not s.free)
+
+    assert quick("high") > 0 and quick("low") == 0
