@@ -249,9 +249,12 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     Resampling comes before post-processing, so that the low-pass filter also
     smooths the kinks slerp leaves at the model's frames when upsampling. The
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
-    the song's first second to its last. A low-impact workout's locks never let the last held foot
-    go (``keep_one_foot_down``); a workout (the plan's) is clamped to the joint limits
-    again after the feet are locked, and a low-impact one keeps a foot on the floor in every frame
+    the song's first second to its last. A workout's (the plan's) locks never take the pelvis
+    under floor work's height (:data:`choreo.workout.safety.LOCK_MIN_PELVIS_M`); a low-impact
+    one's never let the last held foot go (``keep_one_foot_down``), and a foot is then planted
+    wherever the finished motion's own contact track has neither down
+    (:func:`choreo.workout.safety.plant_a_foot`). A workout is clamped to the joint limits again
+    after that, and a low-impact one keeps a foot on the floor in every frame
     (:func:`choreo.workout.safety.keep_a_foot_down`).
     """
     motion = face_front(generated.motion)

@@ -15,7 +15,10 @@ faster than 1 m/s is not down). The same rules screen the library's phrases
 (:func:`screen_phrases`, with margins) and measure the finished routine
 (:func:`measure_safety`, the rules themselves). A low-impact dance's track
 holds a foot down through the few frames of a junction between two phrases
-where it has neither (:func:`hold_a_foot_down`), so the lock plants that foot.
+where it has neither (:func:`hold_a_foot_down`), so the lock plants that foot; and the finished
+motion gets a last pass (:func:`plant_a_foot`) that plants a foot wherever the contact track read on
+it, the one :func:`measure_safety` counts, still has neither foot down (a hand-over where both feet
+move faster than a standing foot for a frame).
 
 Besides safety, a phrase a class repeats must be followable on the spot: one
 that travels more than :data:`MAX_TRAVEL_M` or turns more than
