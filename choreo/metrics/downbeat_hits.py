@@ -1,10 +1,11 @@
-"""Are the big moves on the downbeats and at section starts? Hit energy by where the beat falls in the bar.
+"""Are the big moves on the downbeats and at section starts? Hits by where the beat falls in the bar.
 
-Each music beat gets the dance's *hit energy*: the mean squared joint speed
-(m^2/s^2, the library's phrase energy) over the beat's window, from halfway
-back to the previous beat to halfway on to the next (the move that arrives at
-the beat and the one that leaves it). The measure is the mean hit energy on
-the downbeats over that on all beats (1: the bar's first beat is danced like
+Each music beat gets the dance's *hit*: the top of the smoothed mean joint
+speed over the half beat before the beat less its lowest within a quarter beat
+of it, in m/s (:func:`choreo.motion.stops.hit_strengths`): a big move that
+stops on the beat scores its speed, a move that carries on through the beat or
+a body standing still scores about 0. The measure is the mean hit on the
+downbeats over the mean on all beats (1: the bar's first beat is danced like
 any other), and, as the control a music-blind dancer fails, the same ratio on
 the beats one after the downbeats (the downbeats shifted by one beat): a
 dancer who ignores the bar scores about the same on both, one whose big moves
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from choreo.metrics._positions import check_fps, check_positions
+from choreo.motion.stops import hit_strengths, smoothed_speed
 
-__all__ = ["DOWNBEAT_MATCH_S", "DownbeatHits", "beat_hit_energy", "downbeat_hits", "section_start_times"]
+__all__ = ["DOWNBEAT_MATCH_S", "DownbeatHits", "beat_hits", "downbeat_hits", "section_start_times"]
 
 DOWNBEAT_MATCH_S = 0.05
 """A downbeat (or section start) is the beat within this many seconds of it; one farther off is left out."""
@@ -31,9 +33,9 @@ DOWNBEAT_MATCH_S = 0.05
 
 @dataclass(frozen=True)
 class DownbeatHits:
-    """Mean hit energy on downbeats, on the beats after them, and on section starts, each over all beats'.
+    """Mean hit on downbeats, on the beats after them, and on section starts, each over all beats'.
 
-    A ratio is None where the dance has no such beat (or no beat with any energy).
+    A ratio is None where the dance has no such beat (or no beat with any hit).
     """
 
     on_downbeats: float | None
@@ -51,22 +53,23 @@ class DownbeatHits:
             return None if value is None else round(value, 4)
 
         return {
-            "downbeat_energy_own": rounded(self.on_downbeats),
-            "downbeat_energy_shifted": rounded(self.shifted),
-            "downbeat_energy_own_minus_shifted": rounded(self.own_minus_shifted),
-            "section_start_energy": rounded(self.section_starts),
+            "downbeat_hit_own": rounded(self.on_downbeats),
+            "downbeat_hit_shifted": rounded(self.shifted),
+            "downbeat_hit_own_minus_shifted": rounded(self.own_minus_shifted),
+            "section_start_hit": rounded(self.section_starts),
         }
 
 
-def beat_hit_energy(positions: np.ndarray, beat_times_s: np.ndarray, *, fps: float) -> np.ndarray:
-    """[beats] the mean squared joint speed over each beat's window (NaN where it holds no frame step).
+def beat_hits(positions: np.ndarray, beat_times_s: np.ndarray, *, fps: float) -> np.ndarray:
+    """[beats] the hit strength on each beat (m/s, :func:`~choreo.motion.stops.hit_strengths`); NaN
+    for a beat outside the motion.
 
     Parameters
     ----------
     positions : np.ndarray [shape=(frames, joints, 3)], metres, frame ``k`` at ``k / fps``
-    beat_times_s : np.ndarray [shape=(beats,)], seconds, increasing; a window reaches halfway to
-        each neighbour, at most half the median beat interval (across a gap between steady
-        stretches, and outwards at the first and last beat)
+    beat_times_s : np.ndarray [shape=(beats,)], seconds, increasing; a beat's length is the time
+        since the beat before, at most the median (across a gap between steady stretches, and for
+        the first beat)
     fps : frame rate of ``positions``
     """
     fps = check_fps(fps)
@@ -74,17 +77,14 @@ def beat_hit_energy(positions: np.ndarray, beat_times_s: np.ndarray, *, fps: flo
     beats = np.asarray(beat_times_s, dtype=np.float64).reshape(-1)
     if beats.size < 2:
         return np.full(beats.size, np.nan)
-    step_sq = np.sum(np.diff(pos, axis=0) ** 2, axis=-1).mean(axis=1) * fps**2  # step k: frame k to k + 1
-    cumulative = np.concatenate([[0.0], np.cumsum(step_sq)])
-    half = 0.5 * np.diff(beats)
-    most = float(np.median(half))  # a gap between steady stretches does not widen a window
-    before = np.minimum(np.concatenate([[half[0]], half]), most)
-    after = np.minimum(np.concatenate([half, [half[-1]]]), most)
-    lo = np.clip(np.rint((beats - before) * fps).astype(np.int64), 0, step_sq.size)
-    hi = np.clip(np.rint((beats + after) * fps).astype(np.int64), 0, step_sq.size)
-    counts = hi - lo
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, (cumulative[hi] - cumulative[lo]) / counts, np.nan)
+    gaps = np.diff(beats)
+    most = float(np.median(gaps))
+    length = np.minimum(np.concatenate([[most], gaps]), most) * fps
+    frames = beats * fps
+    inside = (frames >= 0) & (frames <= pos.shape[0] - 1)
+    out = np.full(beats.size, np.nan)
+    out[inside] = hit_strengths(smoothed_speed(pos, fps), frames[inside], length[inside])
+    return out
 
 
 def section_start_times(bar_starts_s: np.ndarray, section_labels: np.ndarray) -> np.ndarray:
@@ -113,7 +113,7 @@ def downbeat_hits(
     fps: float,
     section_starts_s: np.ndarray | None = None,
 ) -> DownbeatHits:
-    """Hit energy on downbeats, on the beats one after them, and on section starts, over all beats'.
+    """The mean hit on downbeats, on the beats one after them, and on section starts, over all beats'.
 
     Parameters
     ----------
@@ -124,7 +124,7 @@ def downbeat_hits(
     section_starts_s : start times of the bars that begin a section (:func:`section_start_times`)
     """
     beats = np.asarray(beat_times_s, dtype=np.float64).reshape(-1)
-    energy = beat_hit_energy(positions, beats, fps=fps)
+    energy = beat_hits(positions, beats, fps=fps)
     valid = np.isfinite(energy)
     overall = float(energy[valid].mean()) if valid.any() else 0.0
 
