@@ -49,6 +49,7 @@ def test_a_five_minute_chaos_soak_passes_every_check(tmp_path: Path) -> None:
         report["problems"],
         report["jobs"],
         report["log"]["faults"],
+        report["processes_alive_after_settle"],
         _log_tails(report),
     )
     assert report["faults"]["injected"] >= max(1, int(MINUTES)), report[
