@@ -14,7 +14,9 @@ Every operation and fault is recorded with its time.
 Only at the end it checks, and writes a JSON report to ``--out`` (``bench/results/soak.json``):
 
 - every acknowledged job is done, or failed with a code and a message that names the cause;
-- none is still running ``--settle-s`` (120 s) after the last fault ended;
+- none is still running ``--settle-s`` (120 s) after the last fault ended and the last submission
+  was made (the later of the two: a job sent in the last second has its own time to run), nor
+  once no job has ended for that long (a slow machine's backlog drains; a lost job never ends);
 - each done job has exactly one set of artifacts and each ended job exactly one callback (signed);
 - every file of every done job parses (BVH through the reader, the JSON summary);
 - once every job is deleted, no object is left under ``jobs/``;
@@ -285,11 +287,20 @@ def _jobs_now(soak: Soak) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _settle(soak: Soak, deadline: float) -> dict[str, dict[str, Any]]:
+def _settle(soak: Soak, deadline: float, settle_s: float) -> dict[str, dict[str, Any]]:
+    """The jobs once every one has ended, or once none has ended for ``settle_s`` past ``deadline``.
+
+    A slow machine drains a backlog slowly but steadily; a stack that lost jobs stops ending them.
+    So each job that ends moves the deadline to ``settle_s`` after it.
+    """
+    ended = 0
     while True:
         jobs = _jobs_now(soak)
-        if all(j["state"] in ("done", "failed", "cancelled") for j in jobs.values()):
+        now_ended = sum(j["state"] in ("done", "failed", "cancelled") for j in jobs.values())
+        if now_ended == len(jobs):
             return jobs
+        if now_ended > ended:
+            ended, deadline = now_ended, max(deadline, time.monotonic() + settle_s)
         if time.monotonic() > deadline:
             return jobs
         time.sleep(1)
@@ -393,7 +404,8 @@ def main() -> int:
         soak.faults(until)
         submitter.join()
         last_fault = max([f["repaired_t"] for f in soak.log.faults], default=soak.log.now())
-        jobs = _settle(soak, soak.log.t0 + last_fault + args.settle_s)
+        settle_from = max(last_fault, soak.log.now())
+        jobs = _settle(soak, soak.log.t0 + settle_from + args.settle_s, args.settle_s)
         ended_t = soak.log.now()
         alive = {name: proc.poll() is None for name, proc in stack.processes.items()}
         time.sleep(5)  # room for a late, second callback
@@ -411,6 +423,7 @@ def main() -> int:
         soak.redis.kill()
     report = _report(soak, args, jobs, files, orphans, baseline, after, last_fault, ended_t, load_before)
     report["processes_alive_after_settle"] = alive
+    report["settle_from_t"] = settle_from
     report["logs_kept"] = None if all(report["checks"].values()) else str(root / "stack" / "logs")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
