@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from choreo.choreography.downbeats import key_hits, phrase_downbeat_share
 from choreo.choreography.phrases import PHRASE_BEATS, ClipKeys, cut_keys
 from choreo.choreography.transitions import TRANSITIONS_PER_STYLE, transition_table
 from choreo.choreography.warp import STOP_STRETCH_TOLERANCE
@@ -243,6 +244,15 @@ class PhraseLibrary:
             share[0] += pinned
             share[1] += pinned if i % 2 == 0 else -stop.astype(np.float64)
         return share / (n + 1.0)
+
+    @cached_property
+    def phrase_downbeat_share(self) -> np.ndarray:
+        """[2, P] how much of a phrase's hits fall on the bar's downbeats danced over one bar
+        (row 0) and over two (row 1); 0.5 is none more than elsewhere
+        (:func:`choreo.choreography.downbeats.phrase_downbeat_share`)."""
+        n = self.n_keys
+        hits = key_hits(self.rotations, self.root, self.key_frame[:n], self.key_clip[:n], fps=LIBRARY_FPS)
+        return phrase_downbeat_share(np.tile(hits, 2), self.phrase_key, self.phrase_beats)
 
     @cached_property
     def phrase_duration_s(self) -> np.ndarray:

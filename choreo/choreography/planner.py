@@ -16,6 +16,11 @@ Costs, all in one unit (about 1 for a clearly worse choice):
 * energy: the phrase's energy quantile in its style against the bars' target
   (big moves on loud bars, small on quiet ones, shifted by ``energy``);
 * tempo: log-stretch squared, and a little for half or double time;
+* downbeats: for phrases whose big moves miss the bar's downbeats (the hit energy
+  on the keys that fall on them, :attr:`PhraseLibrary.phrase_downbeat_share`), over
+  steady bars; and a bar that starts a section of the music (its label changes)
+  raises its energy target by ``PlannerWeights.section_lift``, so a section comes in
+  with a big move;
 * stops: for phrases with few stops that the warp can pin onto beats (real
   stops, spaced evenly enough; :attr:`PhraseLibrary.phrase_pinned_share`), and
   in double time for stops that would fall between two song beats: the
@@ -102,6 +107,9 @@ class PlannerWeights:
     reuse: float = 12.0
     fallback: float = 3.0
     stops: float = 6.0
+    downbeat: float = 4.0
+    section_lift: float = 0.2
+    """Added to the energy target (a quantile, at most 1) of a bar that starts a section of the music."""
     stale: float = 5.0
     noise: float = 0.25
     area_half_m: float = 2.0
@@ -117,6 +125,7 @@ class _Bars:
     energy: np.ndarray
     repeat_of: np.ndarray  # [K] the bar of an earlier occurrence this bar repeats, or -1
     in_break: np.ndarray  # [K] bool: a break covers at least half of the bar
+    section_start: np.ndarray  # [K] bool: a new section of the music begins with the bar
 
     @property
     def n_bars(self) -> int:
@@ -175,7 +184,25 @@ def _bars(music: MusicStructure) -> _Bars:
                     repeat_of[k] = origin + k - s
         else:
             first_start[label] = s
-    return _Bars(bounds, beats_s, inner, steady, energy, repeat_of, _in_break(bounds, music.breaks))
+    return _Bars(
+        bounds,
+        beats_s,
+        inner,
+        steady,
+        energy,
+        repeat_of,
+        _in_break(bounds, music.breaks),
+        _starts(labels, starts.size),
+    )
+
+
+def _starts(labels: np.ndarray, n_bars: int) -> np.ndarray:
+    """[n_bars] bool: the bar's section label differs from the bar before's (not the first bar, nor the
+    one after a lead-in; bars past the labels' end start none)."""
+    out = np.zeros(n_bars, dtype=bool)
+    n = min(labels.size, n_bars)
+    out[1:n] = (labels[1:n] != labels[: n - 1]) & (labels[: n - 1] >= 0)
+    return out
 
 
 def _in_break(bounds: np.ndarray, breaks: np.ndarray) -> np.ndarray:
@@ -184,6 +211,13 @@ def _in_break(bounds: np.ndarray, breaks: np.ndarray) -> np.ndarray:
     lo, hi = bounds[:-1, None], bounds[1:, None]
     covered = np.clip(np.minimum(hi, breaks[None, :, 1]) - np.maximum(lo, breaks[None, :, 0]), 0, None)
     return covered.sum(axis=1) >= 0.5 * (bounds[1:] - bounds[:-1])
+
+
+def _section_lifted(target: np.ndarray, bars: _Bars, lift: float) -> np.ndarray:
+    """The spans' energy targets ``[K, 2]``, those starting at a section's first bar raised by
+    ``lift`` (at most 1)."""
+    raised = target + lift * bars.section_start[:, None]
+    return np.minimum(raised, np.maximum(target, 1.0))
 
 
 def _energy_target(bar_energy: np.ndarray, level: str) -> np.ndarray:
@@ -347,7 +381,7 @@ _UNFIT = 1e300
 """The cost term of a phrase the span cannot take (its length does not fit, a held pose over loud
 music): such a candidate is not one."""
 _LENGTHS = len(PHRASE_BEATS)
-PHRASE_TERMS = 5 + 3 * _LENGTHS
+PHRASE_TERMS = 7 + 3 * _LENGTHS
 
 
 def _phrase_terms(tables: _Tables, weights: PlannerWeights) -> np.ndarray:
@@ -358,7 +392,7 @@ def _phrase_terms(tables: _Tables, weights: PlannerWeights) -> np.ndarray:
     of a phrase's and a span's factors; the beat ratio's and the stops' costs (in double time or
     not) go by the phrase's length, one column per length; so all terms of all candidates are one
     matrix product. Columns: the phrase's constant, r, l, 1, held pose, then per length: is it,
-    stop cost, stop cost in double time.
+    stop cost, stop cost in double time; then the downbeat cost over one bar and over two.
     """
     lib = tables.lib
     rank, log_duration = lib.energy_rank, np.log(lib.phrase_duration_s)
@@ -373,6 +407,7 @@ def _phrase_terms(tables: _Tables, weights: PlannerWeights) -> np.ndarray:
     out[rows, 5 + tables.length] = 1.0
     out[rows, 5 + _LENGTHS + tables.length] = weights.stops * (1.0 - lib.phrase_pinned_share[0])
     out[rows, 5 + 2 * _LENGTHS + tables.length] = weights.stops * (1.0 - lib.phrase_pinned_share[1])
+    out[:, 5 + 3 * _LENGTHS :] = weights.downbeat * (1.0 - lib.phrase_downbeat_share.T)
     return out
 
 
@@ -389,7 +424,10 @@ def _span_terms(weights: PlannerWeights, spans: _Spans) -> np.ndarray:
     out[:, 4] = np.where(spans.loud, _UNFIT, 0.0)
     out[:, 5 : 5 + _LENGTHS] = np.where(spans.fits, spans.off_ratio, _UNFIT)
     out[:, 5 + _LENGTHS : 5 + 2 * _LENGTHS] = steady * ~spans.double
-    out[:, 5 + 2 * _LENGTHS :] = steady * spans.double
+    out[:, 5 + 2 * _LENGTHS : 5 + 3 * _LENGTHS] = steady * spans.double
+    out[:, 5 + 3 * _LENGTHS :] = 0.0
+    out[:, 5 + 3 * _LENGTHS, 0] = spans.steady[:, 0]  # a one-bar span reads the one-bar column
+    out[:, 6 + 3 * _LENGTHS, 1] = spans.steady[:, 1]
     return out
 
 
@@ -412,7 +450,9 @@ def _spans(bars: _Bars, weights: PlannerWeights, energy: str, relaxed: int) -> _
     spans = _Spans(
         available=available,
         duration_s=duration,
-        target=_energy_target(np.stack([bars.energy, energy_2], axis=1), energy),
+        target=_section_lifted(
+            _energy_target(np.stack([bars.energy, energy_2], axis=1), energy), bars, weights.section_lift
+        ),
         steady=steady.astype(np.float64),
         m=m,
         fits=np.where(steady3, ratio_fits, True) & available[:, None, :],

@@ -18,6 +18,7 @@ import numpy as np
 from choreo.metrics.beat_contrast import beat_contrast
 from choreo.metrics.break_holds import break_speed_ratio, in_breaks
 from choreo.metrics.descriptor import windowed_descriptors
+from choreo.metrics.downbeat_hits import downbeat_hits, section_start_times
 from choreo.metrics.junctions import junction_jerk_ratio
 from choreo.metrics.repetition import SourceSpan, distinct_source_seconds_per_minute
 from choreo.metrics.stalls import stalls
@@ -35,6 +36,10 @@ CONTEXT_KEYS = (
     "junction_jerk_ratio",
     "stall_s",
     "longest_stall_s",
+    "downbeat_hit_own",
+    "downbeat_hit_shifted",
+    "downbeat_hit_own_minus_shifted",
+    "section_start_hit",
     "break_speed_own",
     "break_speed_mismatched",
     "distinct_source_s_per_min",
@@ -52,6 +57,7 @@ class DanceContext:
     (:class:`~choreo.audio.structure.MusicStructure`) moved onto the dance's clock;
     the first bar may start before 0. ``breaks_s`` are the song's breaks on that clock (the music
     has stopped there: no stall), ``mismatched_breaks_s`` another song's, covering the dance.
+    ``downbeats_s`` are the song's downbeats (the first beats of its steady bars) on that clock.
     """
 
     own_beats_s: np.ndarray
@@ -65,6 +71,7 @@ class DanceContext:
     source_spans: Sequence[SourceSpan] | None = None
     breaks_s: np.ndarray | None = None
     mismatched_breaks_s: np.ndarray | None = None
+    downbeats_s: np.ndarray | None = None
 
 
 def bar_values_at(times_s: np.ndarray, bar_starts_s: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -88,6 +95,13 @@ def score_in_context(positions: np.ndarray, context: DanceContext, *, fps: float
     if context.own_beats_s.size >= 2:
         out.update(
             beat_contrast(positions, context.own_beats_s, context.mismatched_beats_s, fps=fps).to_dict()
+        )
+    if context.downbeats_s is not None and context.own_beats_s.size >= 2:
+        sections = section_start_times(context.bar_starts_s, context.section_labels)
+        out.update(
+            downbeat_hits(
+                positions, context.own_beats_s, context.downbeats_s, fps=fps, section_starts_s=sections
+            ).to_dict()
         )
     inside = (context.bar_starts_s < duration_s) & (np.append(context.bar_starts_s[1:], np.inf) > 0)
     times = np.arange(frames) / fps

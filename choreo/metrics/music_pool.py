@@ -123,6 +123,7 @@ class MusicPool:
             source_spans=source_spans,
             breaks_s=structure.breaks - start_s,
             mismatched_breaks_s=mismatched_breaks,
+            downbeats_s=structure.downbeat_times - start_s,
         )
 
     def _path(self, name: str) -> Path:

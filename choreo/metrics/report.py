@@ -55,6 +55,7 @@ _TABLE_EXTRA = {
     "reach": "reach",
     "beat_align_own_minus_mismatched": "own-mism",
     "beat_align_own_minus_half_beat": "own-half",
+    "downbeat_hit_own_minus_shifted": "down-shift",
     "longest_stall_s": "stall_max",
     "style_separability": "style_sep",
 }
@@ -206,6 +207,8 @@ def goal_report(rows: Sequence[EvalRow], reference: Sequence[EvalRow]) -> dict[s
         each = [v for r in rows if (v := r.value(key)) is not None]
         worst[key] = _rounded(min(each)) if each else None
         met[f"{key}_each"] = None if not each else min(each) >= GOALS[f"{key}_each_min"]
+    each_downbeat = [v for r in rows if (v := r.value("downbeat_hit_own_minus_shifted")) is not None]
+    worst["downbeat_hit_own_minus_shifted"] = _rounded(min(each_downbeat)) if each_downbeat else None
     longest = _longest_song(rows)
     stalls = [v for r in longest if (v := r.value("longest_stall_s")) is not None]
     sources = [v for r in longest if (v := r.value("distinct_source_s_per_min")) is not None]

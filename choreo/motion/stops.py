@@ -14,10 +14,44 @@ from scipy.ndimage import gaussian_filter1d
 from choreo.errors import ParameterError
 from choreo.numeric.peaks import strict_local_minima
 
-__all__ = ["SPEED_SIGMA_FRAMES", "speed_minima"]
+__all__ = ["HIT_SIGMA_S", "SPEED_SIGMA_FRAMES", "hit_strengths", "smoothed_speed", "speed_minima"]
 
 SPEED_SIGMA_FRAMES = 5.0
 """Standard deviation of the smoothing, in frames, as Bailando's beat alignment uses at 60 fps."""
+
+
+HIT_SIGMA_S = 0.05
+"""Smoothing of the speed curve hits are read on, seconds: a little against mocap jitter, not so much
+that the moves either side of a stop fill it in (the stop smoothing of :data:`SPEED_SIGMA_FRAMES`
+would, at a beat of 0.6 s)."""
+
+
+def smoothed_speed(positions: np.ndarray, fps: float) -> np.ndarray:
+    """[frames - 1] mean joint speed (m/s) of ``positions`` ``[frames, joints, 3]``, step ``k`` from
+    frame ``k`` to ``k + 1``, Gaussian-smoothed with :data:`HIT_SIGMA_S`."""
+    speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1).mean(axis=1) * fps
+    return gaussian_filter1d(speed, HIT_SIGMA_S * fps)
+
+
+def hit_strengths(speed: np.ndarray, frames: np.ndarray, beat_frames: np.ndarray) -> np.ndarray:
+    """How hard the body hits each of ``frames``: the top speed over the half beat before it less the
+    lowest speed within a quarter beat of it (0 where it does not slow down there).
+
+    A big move that stops on the frame scores its speed; a move that carries on through it, or a
+    body that stands still, scores about 0. ``speed`` is :func:`smoothed_speed`, ``beat_frames`` the
+    length of each frame's beat (the time since the beat before), in frames.
+    """
+    last = speed.size - 1
+    out = np.zeros(np.size(frames))
+    pairs = zip(np.asarray(frames).tolist(), np.asarray(beat_frames).tolist(), strict=True)
+    for i, (frame, beat) in enumerate(pairs):
+        at = min(max(int(round(frame)), 0), last)
+        before = max(int(round(frame - beat / 2)), 0)
+        quarter = max(int(round(beat / 4)), 1)
+        peak = speed[min(before, at) : at + 1].max()
+        low = speed[max(at - quarter, 0) : min(at + quarter, last) + 1].min()
+        out[i] = max(peak - low, 0.0)
+    return out
 
 
 def speed_minima(speed: np.ndarray, sigma_frames: float) -> np.ndarray:

@@ -38,15 +38,15 @@ def library() -> PhraseLibrary:
 
 
 def _song(meter: int):
-    """A steady song with a lead-in, two unsteady bars and a bar whose beats drift."""
+    """A steady song with a lead-in, two unsteady bars, a bar whose beats drift, and sections."""
     song = steady_song(90.0, 117.0, meter=meter)
+    labels = np.zeros(song.bar_starts.size, dtype=int)
+    labels[8:14], labels[20:] = 1, 2
     steady = song.steady.copy()
     steady[[5, 6]] = False
     beats = song.beat_times.copy()
     beats[30] += 0.2
-    return type(song)(
-        beats, meter, song.bar_starts + 0.4, song.bar_energy, song.section_labels, steady, song.duration_s
-    )
+    return type(song)(beats, meter, song.bar_starts + 0.4, song.bar_energy, labels, steady, song.duration_s)
 
 
 def test_continuation_tables_hold_each_keys_candidates(library: PhraseLibrary) -> None:
@@ -115,7 +115,11 @@ def test_span_tables_match_each_bar_and_span(meter: int, relaxed: bool) -> None:
             m = points.size - 1 if steady else 1
             assert spans.available[k, i]
             assert spans.duration_s[k, i] == points[-1] - points[0]
-            assert spans.target[k, i] == _energy_target(bars.energy[k : k + j].mean(), "auto")
+            target = _energy_target(bars.energy[k : k + j].mean(), "auto")
+            starts_section = k in (9, 15, 21)  # the lead-in bar shifts the song's bars 8, 14, 20 by one
+            if starts_section:
+                target = min(target + weights.section_lift, max(target, 1.0))
+            assert spans.target[k, i] == pytest.approx(target, rel=1e-12)
             assert spans.steady[k, i] == float(steady) and spans.m[k, i] == m
             for c, n in enumerate(PHRASE_BEATS):
                 assert spans.fits[k, c, i] == (not steady or n / m in (0.5, 1.0, 2.0))
@@ -192,10 +196,12 @@ def test_cost_terms_are_each_candidates_energy_tempo_stops_ratio_and_held_pose(
                         continue
                     stretch = spans.duration_s[k, i] / library.phrase_duration_s[p]
                     pinned = library.phrase_pinned_share[int(spans.double[k, length, i]), p]
+                    downbeat = library.phrase_downbeat_share[i, p]  # over one bar (i = 0) or two
                     expected = (
                         weights.energy * (library.energy_rank[p] - spans.target[k, i]) ** 2
                         + weights.tempo * (np.log(stretch) / np.log(MAX_STRETCH)) ** 2
                         + spans.off_ratio[k, length, i]
                         + weights.stops * (1.0 - pinned) * spans.steady[k, i]
+                        + weights.downbeat * (1.0 - downbeat) * spans.steady[k, i]
                     )
                     assert got[i] == pytest.approx(expected, rel=1e-9, abs=1e-12)
