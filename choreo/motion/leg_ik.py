@@ -18,6 +18,7 @@ from choreo.errors import ParameterError
 from choreo.motion.kinematics import chain_kinematics
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_aa, mat_to_quat, quat_slerp, quat_to_mat
+from choreo.numeric.vectors import dot, norm
 
 __all__ = [
     "ANKLE_COLUMNS",
@@ -124,7 +125,7 @@ def _place(
     moved = ends + w[..., None] * (targets - ends)
     active = weights > 0
     if orientations is None:
-        active &= np.linalg.norm(moved - ends, axis=-1) > MIN_CORRECTION_M
+        active &= norm(moved - ends) > MIN_CORRECTION_M
     else:  # only the limbs that move are solved, so only their ends are turned
         world = limbs[1].copy()
         end_world = world[:, ANKLE_COLUMNS]
@@ -228,17 +229,17 @@ def _two_bone_ik(
     thigh = knee_pos - hip_pos
     shin = ankle_pos - knee_pos
     axis = hip_world @ hinge_axis  # [n, 3], unit: a rotation of a unit vector
-    shin_along = np.sum(shin * axis, axis=1, keepdims=True) * axis
+    shin_along = dot(shin, axis)[:, None] * axis
     shin_across = shin - shin_along
     # thigh . shin(delta) = p + a cos(delta) + b sin(delta) for the shin turned by delta.
-    p = np.sum(thigh * shin_along, axis=1)
-    a = np.sum(thigh * shin_across, axis=1)
-    b = np.sum(thigh * np.cross(axis, shin_across), axis=1)
-    lengths_sq = np.sum(thigh**2, axis=1) + np.sum(shin**2, axis=1)
+    p = dot(thigh, shin_along)
+    a = dot(thigh, shin_across)
+    b = dot(thigh, np.cross(axis, shin_across))
+    lengths_sq = dot(thigh, thigh) + dot(shin, shin)
     amplitude = np.maximum(np.hypot(a, b), 1e-12)
     distance = _soft_reach(
-        np.linalg.norm(target - hip_pos, axis=1),
-        np.linalg.norm(ankle_pos - hip_pos, axis=1),
+        norm(target - hip_pos),
+        norm(ankle_pos - hip_pos),
         np.sqrt(lengths_sq + 2.0 * (p + amplitude)),
     )
     wanted = 0.5 * (distance**2 - lengths_sq)
@@ -277,16 +278,16 @@ def _rotate_about(vectors: np.ndarray, axis: np.ndarray, angle: np.ndarray) -> n
     """Rodrigues' rotation of ``vectors`` ``[n, 3]`` about unit ``axis`` ``[n, 3]`` by ``angle`` ``[n]``."""
     cos = np.cos(angle)[:, None]
     sin = np.sin(angle)[:, None]
-    along = np.sum(vectors * axis, axis=1, keepdims=True) * axis
+    along = dot(vectors, axis)[:, None] * axis
     return along + cos * (vectors - along) + sin * np.cross(axis, vectors)
 
 
 def _shortest_rotation(source: np.ndarray, dest: np.ndarray) -> np.ndarray:
     """Rotation matrices ``[n, 3, 3]`` turning the direction of ``source`` onto that of ``dest``."""
-    u = source / np.linalg.norm(source, axis=1, keepdims=True)
-    v = dest / np.linalg.norm(dest, axis=1, keepdims=True)
+    u = source / norm(source, keepdims=True)
+    v = dest / norm(dest, keepdims=True)
     cross = np.cross(u, v)
-    sin = np.linalg.norm(cross, axis=1)
-    angle = np.arctan2(sin, np.sum(u * v, axis=1))
+    sin = norm(cross)
+    angle = np.arctan2(sin, dot(u, v))
     unit = cross / np.maximum(sin, 1e-12)[:, None]
     return aa_to_mat(unit * angle[:, None])

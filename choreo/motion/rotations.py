@@ -26,6 +26,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from choreo.errors import ParameterError
+from choreo.numeric.vectors import dot, norm
 
 __all__ = [
     "DEFAULT_EULER_ORDER",
@@ -68,11 +69,6 @@ def _check_order(order: str) -> str:
     return order
 
 
-def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
-    """Euclidean norm over the last axis: ``np.linalg.norm``'s arithmetic without its dispatch."""
-    return np.sqrt(np.sum(x * x, axis=-1, keepdims=keepdims))
-
-
 def _flat(arr: np.ndarray, tail: int) -> tuple[np.ndarray, tuple[int, ...]]:
     lead = arr.shape[: arr.ndim - tail]
     return arr.reshape((-1,) + arr.shape[arr.ndim - tail :]), lead
@@ -94,10 +90,11 @@ def quat_to_aa(quat: np.ndarray) -> np.ndarray:
     for tiny angles.
     """
     q = np.asarray(_check_last(quat, (4,), "quaternion"), dtype=np.float64)
-    q = q / _norm(q, keepdims=True)
-    q = np.where(q[..., 3:4] < 0.0, -q, q)
+    length = norm(q, keepdims=True)
+    # Onto w >= 0 in the division itself: q / -n is -(q / n) exactly, and (q / n)'s w is w / n.
+    q = q / np.where(q[..., 3:4] / length < 0.0, -length, length)
     vec, w = q[..., :3], q[..., 3]
-    s = _norm(vec)
+    s = norm(vec)
     angle = 2.0 * np.arctan2(s, w)
     small = s < 1e-8
     scale = np.where(small, 2.0 / np.where(small, w, 1.0), angle / np.where(small, 1.0, s))
@@ -120,8 +117,8 @@ def mat_to_aa(mat: np.ndarray) -> np.ndarray:
     """
     flat, lead = _flat(_check_last(mat, (3, 3), "matrix"), 2)
     quat = _canonical(_matrix_quat(flat))
-    norm = np.sqrt(np.sum(quat[:, :3] * quat[:, :3], axis=-1))
-    angle = 2 * np.arctan2(norm, quat[:, 3])
+    sine = norm(quat[:, :3])  # sin(angle / 2) of the unit quaternion
+    angle = 2 * np.arctan2(sine, quat[:, 3])
     small = angle <= 1e-3
     squared = angle * angle
     scale = np.where(
@@ -151,30 +148,32 @@ def _matrix_quat(flat: np.ndarray) -> np.ndarray:
     A rotation (within scipy's tolerance: ``M M^T`` within 1e-12 of the identity, determinant
     positive) takes the largest of the diagonal and the trace (Markley's method) in scipy's
     arithmetic; any other matrix is left to scipy, which orthogonalises it (SVD) or refuses it.
+    Every case is computed for every matrix, column by column, and the right one picked:
+    cheaper than gathering each case's matrices.
     """
     m = np.asarray(flat, dtype=np.float64)
-    gram = m @ np.swapaxes(m, -1, -2)
-    eye = np.eye(3)
-    rotation = np.all(np.abs(gram - eye) <= 1e-12 + 1e-5 * eye, axis=(-2, -1))
-    rotation &= np.sum(np.cross(m[:, 0], m[:, 1]) * m[:, 2], axis=-1) > 0  # not a reflection
-    trace = m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]
-    choice = np.argmax(np.stack([m[:, 0, 0], m[:, 1, 1], m[:, 2, 2], trace], axis=-1), axis=-1)
-    quat = np.empty((m.shape[0], 4))
+    rows = m[:, 0], m[:, 1], m[:, 2]
+    rotation = np.ones(m.shape[0], dtype=bool)
     for i in range(3):
-        j, k = (i + 1) % 3, (i + 2) % 3
-        pick = choice == i
-        part = m[pick]
-        quat[pick, i] = 1 - trace[pick] + 2 * part[:, i, i]
-        quat[pick, j] = part[:, j, i] + part[:, i, j]
-        quat[pick, k] = part[:, k, i] + part[:, i, k]
-        quat[pick, 3] = part[:, k, j] - part[:, j, k]
-    pick = choice == 3
-    part = m[pick]
-    quat[pick, 0] = part[:, 2, 1] - part[:, 1, 2]
-    quat[pick, 1] = part[:, 0, 2] - part[:, 2, 0]
-    quat[pick, 2] = part[:, 1, 0] - part[:, 0, 1]
-    quat[pick, 3] = 1 + trace[pick]
-    quat /= np.sqrt(np.sum(quat * quat, axis=-1, keepdims=True))
+        for j in range(i, 3):
+            rotation &= np.abs(dot(rows[i], rows[j]) - float(i == j)) <= 1e-12 + 1e-5 * (i == j)
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = ((r[:, 0], r[:, 1], r[:, 2]) for r in rows)
+    cross = (m01 * m12 - m02 * m11, m02 * m10 - m00 * m12, m00 * m11 - m01 * m10)  # row 0 x row 1
+    rotation &= cross[0] * m20 + cross[1] * m21 + cross[2] * m22 > 0  # not a reflection
+    trace = m00 + m11 + m22
+    # The first largest of m00, m11, m22 and the trace, as np.argmax picks it.
+    first = (m00 >= m11) & (m00 >= m22) & (m00 >= trace)
+    second = ~first & (m11 >= m22) & (m11 >= trace)
+    third = ~first & ~second & (m22 >= trace)
+    one_minus = 1 - trace
+    s01, s02, s12 = m01 + m10, m02 + m20, m12 + m21
+    d21, d02, d10 = m21 - m12, m02 - m20, m10 - m01
+    quat = np.empty((m.shape[0], 4))
+    quat[:, 0] = np.where(first, one_minus + 2 * m00, np.where(second, s01, np.where(third, s02, d21)))
+    quat[:, 1] = np.where(first, s01, np.where(second, one_minus + 2 * m11, np.where(third, s12, d02)))
+    quat[:, 2] = np.where(first, s02, np.where(second, s12, np.where(third, one_minus + 2 * m22, d10)))
+    quat[:, 3] = np.where(first, d21, np.where(second, d02, np.where(third, d10, 1 + trace)))
+    quat /= norm(quat, keepdims=True)
     if not rotation.all():
         quat[~rotation] = Rotation.from_matrix(m[~rotation]).as_quat()
     return quat
@@ -304,4 +303,4 @@ def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray | float) -> np.ndar
     w0 = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     w1 = np.where(near, t, np.sin(t * theta) / safe)
     out = w0 * q0 + w1 * q1
-    return out / _norm(out, keepdims=True)
+    return out / norm(out, keepdims=True)

@@ -24,6 +24,7 @@ from choreo.errors import ParameterError
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_quat, quat_conjugate, quat_multiply, quat_to_aa
 from choreo.motion.skeleton import SMPL, Skeleton
+from choreo.numeric.vectors import dot
 
 __all__ = [
     "LIMIT_TOLERANCE_RAD",
@@ -173,11 +174,11 @@ def swing_twist(aa: np.ndarray, twist_axis: np.ndarray, e1: np.ndarray, e2: np.n
     """
     quat = aa_to_quat(aa)
     quat = np.where(quat[..., 3:4] < 0.0, -quat, quat)
-    along = np.sum(quat[..., :3] * twist_axis, axis=-1)
+    along = dot(quat[..., :3], twist_axis)
     twist_angle = 2.0 * np.arctan2(along, quat[..., 3])
     twist_q = aa_to_quat(twist_angle[..., None] * twist_axis)
     swing_vec = quat_to_aa(quat_multiply(quat, quat_conjugate(twist_q)))
-    return np.stack([twist_angle, np.sum(swing_vec * e1, axis=-1), np.sum(swing_vec * e2, axis=-1)], axis=-1)
+    return np.stack([twist_angle, dot(swing_vec, e1), dot(swing_vec, e2)], axis=-1)
 
 
 def _resolve(skeleton: Skeleton, limits: Mapping[str, JointLimit] | None) -> Mapping[str, JointLimit]:
