@@ -52,9 +52,7 @@ from choreo.postprocess.facing import face_front
 from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
-from choreo.workout.planner import plan_workout
 from choreo.workout.safety import LOCK_MIN_PELVIS_M, hold_a_foot_down, keep_a_foot_down, plant_a_foot
-from choreo.workout.sheet import routine_sheet
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
 
@@ -123,6 +121,8 @@ def plan_song(features: MusicFeatures, options: RenderOptions, library: PhraseLi
     music = music_character(features, structure)
     choice = choose_style(options.style, library, music=music, duration_s=features.duration_s)
     if options.routine is not None:
+        from choreo.workout.planner import plan_workout  # a dance's render never imports the planner
+
         profile, curve = parse_profile(options.routine)
         plan = plan_workout(
             library,
@@ -326,19 +326,19 @@ def export_dance(
     }
     positions = joint_positions(motion)
     plan = generated.plan
+    routine = None
+    if plan is not None and plan.routine is not None:
+        from choreo.workout.sheet import routine_sheet  # only a workout's summary has a sheet
+
+        contacts = finished_contacts(generated, motion)
+        routine = routine_sheet(motion, plan, body_mass_kg=options.body_mass_kg, contacts=contacts)
     summary = DanceSummary.describe(
         generated,
         frames=motion.n_frames,
         fps=motion.fps,
         mean_joint_speed_m_per_s=mean_joint_speed(positions, fps=motion.fps),
         motion_energy_m2_s2=motion_energy(positions, fps=motion.fps),
-        routine=(
-            routine_sheet(
-                motion, plan, body_mass_kg=options.body_mass_kg, contacts=finished_contacts(generated, motion)
-            )
-            if plan is not None and plan.routine is not None
-            else None
-        ),
+        routine=routine,
         options=options,
         files=files,
         song_name=song_name or name,

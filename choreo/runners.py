@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from choreo.choreography.blend import BlendRunner
 from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
@@ -20,7 +21,9 @@ from choreo.contracts.choices import Synth
 from choreo.models import DEFAULT_MODEL_PATH
 from engines.base import Engine
 from engines.runner import SingleSongRunner, SongRunner
-from engines.settings import EngineSettings, get_engine_settings
+
+if TYPE_CHECKING:  # the blend renders without the engines' settings (and pydantic-settings)
+    from engines.settings import EngineSettings
 
 __all__ = ["configured_model_path", "load_engine", "model_fps", "native_fps", "synth_runner"]
 
@@ -28,6 +31,8 @@ __all__ = ["configured_model_path", "load_engine", "model_fps", "native_fps", "s
 def configured_model_path(settings: EngineSettings | None = None) -> Path:
     """The model to run: ``settings.model_path`` (default: the process's, ``CHOREO_ENGINE_MODEL_PATH``)
     when set, else the shipped one; resolved."""
+    from engines.settings import get_engine_settings
+
     settings = settings or get_engine_settings()
     return Path(settings.model_path or DEFAULT_MODEL_PATH).resolve()
 
@@ -61,6 +66,8 @@ def synth_runner(synth: Synth, library: PhraseLibrary, *, batched: bool = False)
         from engines.batcher import process_batcher
 
         return process_batcher(configured_model_path())
+    from engines.settings import get_engine_settings
+
     return SingleSongRunner(load_engine(), get_engine_settings().chunk_frames)
 
 

@@ -301,3 +301,34 @@ def test_a_render_command_line_imports_only_the_render_verb() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] ['admin', 'engines', 'eval']"
+
+
+def test_a_cold_dance_render_leaves_the_workout_and_settings_libraries_unimported(tmp_path: Path) -> None:
+    # What a new user's first `choreo render` pays: a dance with the blend needs neither the workout
+    # planner and sheet, nor the engines' settings, nor pydantic-settings (~0.1 s CPU to import).
+    names = ("choreo.workout.planner", "choreo.workout.sheet", "engines.settings", "pydantic_settings")
+    code = (
+        "import sys; from choreo.cli.main import main; "
+        f"code = main(['render', {str(DEMO_SONG)!r}, '-o', {str(tmp_path)!r}, '--formats', 'bvh']); "
+        f"print(code, [m for m in {names!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
+    assert (tmp_path / f"{DEMO_SONG.stem}.bvh").exists()
+
+
+def test_settings_are_read_from_choreo_variables_in_any_case() -> None:
+    from pydantic import ValidationError
+
+    from choreo.settings import Settings
+
+    settings = Settings.from_environment(
+        {"choreo_max_duration_s": "30", "CHOREO_DEFAULT_SEED": "7", "OTHER": "x"}
+    )
+    assert (settings.max_duration_s, settings.default_seed, settings.default_fps) == (
+        30.0,
+        7,
+        Settings().default_fps,
+    )
+    with pytest.raises(ValidationError, match="max_duration_s"):
+        Settings.from_environment({"CHOREO_MAX_DURATION_S": "-1"})
