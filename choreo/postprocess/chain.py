@@ -75,7 +75,7 @@ def postprocess(
     if lock:
         track = detect_contacts(out) if contacts is None else contacts
         feet = lock_feet(out, track, joint_limits=joint_limits, keep_one_foot_down=keep_one_foot_down)
-        out = lock_hands(feet, track)
+        out = lock_hands(feet, track, joint_limits=joint_limits)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out
