@@ -84,7 +84,7 @@ def postprocess(
             keep_one_foot_down=keep_one_foot_down,
             min_pelvis_m=min_pelvis_m,
         )
-        out = lock_hands(feet, track)
+        out = lock_hands(feet, track, joint_limits=joint_limits)
     if out is motion:
         out = motion.replace(root_translation=motion.root_translation.copy(), rotations=out.rotations.copy())
     return out

@@ -10,10 +10,15 @@ from snapping straight). Locks are reached and let go of over
 :data:`~.foot_locking.EASE_S` as the feet's are (:mod:`.lock_schedule`), and a
 lock further out of the arm's reach than :data:`~.foot_locking.GIVE_WAY_M` gives
 way rather than the elbow going straight: the body is not moved for a hand
-(the legs and the root stay as the feet's locks left them).
+(the legs and the root stay as the feet's locks left them). The solved arms are
+clamped into their joint limits, as the legs are after theirs: the IK turns the
+shoulder, elbow and wrist with no regard for them, and a wrist that keeps its
+world rotation while the forearm swings under it can bend past its range.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -23,6 +28,7 @@ from choreo.motion.leg_ik import ANKLE_COLUMNS, arm_kinematics, place_wrists
 from choreo.motion.motion import Motion
 from choreo.postprocess.contacts import body_scale
 from choreo.postprocess.foot_locking import EASE_S, GIVE_WAY_M, REACH_MARGIN_M
+from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, JointLimit, clamp_joint_limits
 from choreo.postprocess.lock_schedule import (
     Lock,
     contact_runs,
@@ -35,21 +41,28 @@ __all__ = ["lock_hands"]
 
 _HAND_NAMES = ("left_hand", "right_hand")
 _HAND_COLUMNS = (4, 5)
+_ARM_JOINTS = frozenset(
+    f"{side}_{joint}" for side in ("left", "right") for joint in ("shoulder", "elbow", "wrist")
+)
 
 
-def lock_hands(motion: Motion, contacts: ContactTrack) -> Motion:
+def lock_hands(
+    motion: Motion, contacts: ContactTrack, *, joint_limits: Mapping[str, JointLimit] | None = None
+) -> Motion:
     """Hold every hand in contact at its touch-down point by bending the arm.
 
     Parameters
     ----------
     motion : the grounded motion (floor at y = 0), its feet already locked; left untouched
     contacts : its contacts, at its fps and frame count
+    joint_limits : joint name to limit (default: the SMPL table); the solved arms'
+        shoulders, elbows and wrists are clamped into them, the other joints are not touched
 
     Returns
     -------
     Motion
         A new motion with new shoulder, elbow and wrist rotations where a hand is
-        held or eased; the root and every other joint are unchanged.
+        held or eased (within their limits); the root and every other joint are unchanged.
 
     Raises
     ------
@@ -81,7 +94,9 @@ def lock_hands(motion: Motion, contacts: ContactTrack) -> Motion:
         targets[:, arm], weights[:, arm] = plan.targets, plan.weights
     short = _out_of_reach(positions, targets, weights)
     weights = weights * (1.0 - smoothstep(np.clip(short / (GIVE_WAY_M * body_scale(skeleton)), 0.0, 1.0)))
-    return place_wrists(motion, targets, weights)
+    table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
+    arm_limits = {name: limit for name, limit in table.items() if name in _ARM_JOINTS}
+    return clamp_joint_limits(place_wrists(motion, targets, weights), limits=arm_limits)
 
 
 def _out_of_reach(positions: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:

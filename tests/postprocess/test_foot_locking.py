@@ -81,9 +81,10 @@ def test_a_lock_out_of_reach_lowers_the_pelvis_and_never_straightens_the_knee() 
     frames[:, :4] = True
     locked = lock_feet(motion, ContactTrack(30.0, frames))
     drop = motion.root_translation[:, 1] - locked.root_translation[:, 1]
-    assert drop.max() == pytest.approx(MAX_PELVIS_DROP_M, abs=1e-3) and drop[0] == pytest.approx(
-        0.0, abs=5e-3
-    )
+    # The drop is smoothed at 2 Hz: it begins before the need does (1 cm at the first frame here,
+    # where the leg still reaches) and grows by at most 6 mm a frame.
+    assert drop.max() == pytest.approx(MAX_PELVIS_DROP_M, abs=1e-3) and drop[0] < 0.015
+    assert np.abs(np.diff(drop)).max() < 0.0065  # 6.8 mm smoothed at the root's 6 Hz
     assert (drop >= -1e-9).all() and (drop <= MAX_PELVIS_DROP_M + 1e-9).all()
     assert bend_angles_deg(locked, "hip", "knee", "ankle").max() < 175.0
     np.testing.assert_array_equal(locked.root_translation[:, [0, 2]], motion.root_translation[:, [0, 2]])

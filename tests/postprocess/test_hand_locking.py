@@ -15,6 +15,8 @@ from choreo.postprocess.joint_limits import SMPL_JOINT_LIMITS, count_limit_viola
 
 HANDS = [SMPL.index("left_hand"), SMPL.index("right_hand")]
 ELBOWS = {name: SMPL_JOINT_LIMITS[name] for name in ("left_elbow", "right_elbow")}
+ARM_NAMES = [f"{s}_{j}" for s in ("left", "right") for j in ("shoulder", "elbow", "wrist")]
+ARMS = {name: SMPL_JOINT_LIMITS[name] for name in ARM_NAMES}
 
 
 def _handstand(speed_m_s: float, seconds: float, fps: float) -> Motion:
@@ -48,6 +50,28 @@ def test_a_sliding_handstand_stops_at_every_frame_rate(fps: float) -> None:
     legs = [SMPL.index(f"{s}_{j}") for s in ("left", "right") for j in ("hip", "knee", "ankle")]
     np.testing.assert_array_equal(locked.rotations[:, legs], motion.rotations[:, legs])
     assert count_limit_violations(locked, limits=ELBOWS) == 0
+
+
+def test_a_held_hand_whose_wrist_is_bent_near_its_limit_keeps_the_arm_within_its_limits() -> None:
+    # The wrist keeps its world rotation while the forearm swings under it as the body
+    # glides on: bent 74 degrees back at the start, unclamped IK takes it past its 80.
+    motion = _handstand(0.3, 0.6, 30.0)
+    rotations = motion.rotations.copy()
+    rotations[:, SMPL.index("left_wrist")] = [0.0, -1.3, 0.0]
+    rotations[:, SMPL.index("right_wrist")] = [0.0, 1.3, 0.0]
+    motion = motion.replace(rotations=rotations)
+    root = motion.root_translation.copy()
+    root[:, 1] += 0.01 - joint_positions(motion)[:, HANDS, 1].min()
+    motion = motion.replace(root_translation=root)
+    assert count_limit_violations(motion, limits=ARMS) == 0
+    contacts = detect_contacts(motion)
+    assert contacts.frames[:, 4:].all()
+    locked = lock_hands(motion, contacts)
+    assert count_limit_violations(locked, limits=ARMS) == 0
+    before = joint_positions(motion)[:, HANDS]
+    assert np.ptp(before[:, :, 2], axis=0).min() > 0.15  # unlocked, the hands slide 17 cm
+    hands = joint_positions(locked)[:, HANDS]
+    assert np.abs(hands - before[0]).max() < 0.015  # the clamped wrist costs the hold about a centimetre
 
 
 def test_a_hand_plant_out_of_reach_lets_go_before_the_elbow_goes_straight() -> None:
