@@ -24,7 +24,7 @@ from choreo.choreography.pulse import Pulse, estimate_pulse
 from choreo.motion.contacts import foot_positions, point_contacts
 from choreo.motion.kinematics import facing_angle, joint_positions
 from choreo.motion.motion import Motion
-from choreo.motion.stops import SPEED_SIGMA_FRAMES, speed_minima
+from choreo.motion.stops import SPEED_SIGMA_FRAMES, mean_joint_speeds, speed_minima
 
 __all__ = [
     "FLOOR_PELVIS_M",
@@ -106,7 +106,7 @@ def cut_keys(motion: Motion, pulse: Pulse | None = None) -> ClipKeys:
         image passes its original's, so both are cut at the same frames)
     """
     pos = joint_positions(motion)
-    speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1).mean(axis=1) * motion.fps
+    speed = mean_joint_speeds(pos, motion.fps)
     minima = speed_minima(speed, SPEED_SIGMA_FRAMES)
     if pulse is None:
         pulse = estimate_pulse(speed, motion.fps, minima)

@@ -14,6 +14,7 @@ import numpy as np
 
 from choreo.errors import ParameterError
 from choreo.metrics._positions import check_fps, check_positions
+from choreo.motion.stops import mean_joint_speeds
 
 __all__ = ["break_speed_ratio", "in_breaks", "tiled_breaks"]
 
@@ -40,7 +41,7 @@ def break_speed_ratio(positions: np.ndarray, breaks_s: np.ndarray, *, fps: float
     """
     fps = check_fps(fps)
     pos = check_positions(positions, min_frames=2)
-    speed = np.linalg.norm(np.diff(pos, axis=0), axis=-1).mean(axis=1) * fps
+    speed = mean_joint_speeds(pos, fps)
     inside = in_breaks((np.arange(speed.size) + 0.5) / fps, breaks_s)
     if not inside.any() or inside.all():
         return None

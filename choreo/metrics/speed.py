@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from choreo.metrics._positions import check_fps, check_positions
+from choreo.motion.stops import mean_joint_speeds
 
 __all__ = ["mean_joint_speed"]
 
@@ -26,4 +27,4 @@ def mean_joint_speed(positions: np.ndarray, *, fps: float) -> float:
     pos = check_positions(positions)
     if pos.shape[0] < 2:
         return 0.0
-    return float(np.mean(np.linalg.norm(np.diff(pos, axis=0), axis=-1)) * fps)
+    return float(mean_joint_speeds(pos, fps).mean())

@@ -12,16 +12,9 @@ import numpy as np
 
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
-from choreo.motion.stops import speed_minima
+from choreo.motion.stops import mean_joint_speeds, speed_minima
 
-__all__ = ["kinematic_beats", "mean_joint_speed"]
-
-
-def mean_joint_speed(motion: Motion) -> np.ndarray:
-    """Mean over joints of the speed from frame ``i`` to ``i + 1``, m/s, ``[frames - 1]``."""
-    pos = joint_positions(motion)
-    step = np.linalg.norm(np.diff(pos, axis=0), axis=-1)
-    return step.mean(axis=1) * motion.fps
+__all__ = ["kinematic_beats"]
 
 
 def kinematic_beats(motion: Motion, *, sigma_frames: float = 5.0) -> np.ndarray:
@@ -39,4 +32,4 @@ def kinematic_beats(motion: Motion, *, sigma_frames: float = 5.0) -> np.ndarray:
     """
     if motion.n_frames < 3:
         return np.zeros(0, dtype=int)
-    return speed_minima(mean_joint_speed(motion), sigma_frames)
+    return speed_minima(mean_joint_speeds(joint_positions(motion), motion.fps), sigma_frames)

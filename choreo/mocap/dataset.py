@@ -32,7 +32,7 @@ from choreo.audio import MusicFeatures, analyze_song
 from choreo.contracts.choices import SONG_SUFFIXES, STYLES
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import beat_align_score
-from choreo.mocap.beats import kinematic_beats, mean_joint_speed
+from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.quality import retarget_quality
 from choreo.mocap.readers import is_motion_file, read_takes
 from choreo.mocap.readers.take import SourceTake
@@ -46,6 +46,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.mirror import mirror
 from choreo.motion.motion import Motion
 from choreo.motion.resample import resample
+from choreo.motion.stops import mean_joint_speeds
 from exporters.contact_sheet import write_contact_sheet
 
 __all__ = [
@@ -149,6 +150,12 @@ MIN_MOTION_S = 2.0
 _STILL_SPEED_M_S = 0.2
 
 
+def _peak_speed(motion: Motion) -> float:
+    """The clip's top mean joint speed, m/s, smoothed over a quarter second (a T-pose's snap is not dance)."""
+    speed = mean_joint_speeds(joint_positions(motion), motion.fps)
+    return float(gaussian_filter1d(speed, 0.25 * motion.fps).max())
+
+
 def retargeted_take(take: SourceTake) -> tuple[Motion, dict]:
     """One take retargeted to SMPL, cut to its active span, facing +Z and centred on the floor.
 
@@ -163,9 +170,7 @@ def retargeted_take(take: SourceTake) -> tuple[Motion, dict]:
     """
     rig = detect_rig(take)
     full = retarget(take, rig)
-    if full.n_frames < 3 or float(gaussian_filter1d(mean_joint_speed(full), 0.25 * full.fps).max()) < (
-        _STILL_SPEED_M_S
-    ):
+    if full.n_frames < 3 or _peak_speed(full) < _STILL_SPEED_M_S:
         raise ParameterError(f"{take.label}: nothing moves: a T-pose or a held pose only")
     start, stop = active_span(full)
     span_s = (stop - 1 - start) / full.fps  # from the first kept frame to the last

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from choreo.mocap.beats import mean_joint_speed
 from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.skeleton import JOINT_NAMES
+from choreo.motion.stops import mean_joint_speeds
 
 __all__ = ["active_span", "is_t_pose"]
 
@@ -63,7 +63,7 @@ def active_span(
         return 0, n
     # calibration: a T-pose, or the snap out of it faster than a body moves, in the first moments
     t_pose = is_t_pose(motion)
-    raw_speed = mean_joint_speed(motion)
+    raw_speed = mean_joint_speeds(joint_positions(motion), motion.fps)
     start = 0
     while start < min(n - 2, _CALIBRATION_S * motion.fps) and (
         t_pose[start] or raw_speed[start] > _SNAP_SPEED_M_S

@@ -14,7 +14,14 @@ from scipy.ndimage import gaussian_filter1d
 from choreo.errors import ParameterError
 from choreo.numeric.peaks import strict_local_minima
 
-__all__ = ["HIT_SIGMA_S", "SPEED_SIGMA_FRAMES", "hit_strengths", "smoothed_speed", "speed_minima"]
+__all__ = [
+    "HIT_SIGMA_S",
+    "SPEED_SIGMA_FRAMES",
+    "hit_strengths",
+    "mean_joint_speeds",
+    "smoothed_speed",
+    "speed_minima",
+]
 
 SPEED_SIGMA_FRAMES = 5.0
 """Standard deviation of the smoothing, in frames, as Bailando's beat alignment uses at 60 fps."""
@@ -26,11 +33,15 @@ that the moves either side of a stop fill it in (the stop smoothing of :data:`SP
 would, at a beat of 0.6 s)."""
 
 
+def mean_joint_speeds(positions: np.ndarray, fps: float) -> np.ndarray:
+    """[frames - 1] mean over joints of each joint's speed (m/s) from frame ``k`` to ``k + 1`` of
+    ``positions`` ``[frames, joints, 3]``: the speed curve every stop, hit and trim is read on."""
+    return np.linalg.norm(np.diff(positions, axis=0), axis=-1).mean(axis=1) * fps
+
+
 def smoothed_speed(positions: np.ndarray, fps: float) -> np.ndarray:
-    """[frames - 1] mean joint speed (m/s) of ``positions`` ``[frames, joints, 3]``, step ``k`` from
-    frame ``k`` to ``k + 1``, Gaussian-smoothed with :data:`HIT_SIGMA_S`."""
-    speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1).mean(axis=1) * fps
-    return gaussian_filter1d(speed, HIT_SIGMA_S * fps)
+    """:func:`mean_joint_speeds` Gaussian-smoothed with :data:`HIT_SIGMA_S`."""
+    return gaussian_filter1d(mean_joint_speeds(positions, fps), HIT_SIGMA_S * fps)
 
 
 def hit_strengths(speed: np.ndarray, frames: np.ndarray, beat_frames: np.ndarray) -> np.ndarray:

@@ -7,11 +7,11 @@ import pytest
 
 from choreo.errors import ParameterError
 from choreo.metrics.beat_align import beat_align_score
-from choreo.mocap.beats import kinematic_beats, mean_joint_speed
+from choreo.mocap.beats import kinematic_beats
 from choreo.mocap.sampling import sample_at
 from choreo.mocap.timewarp import MAX_STRETCH, MIN_STRETCH, fit_warp
 from choreo.motion.kinematics import joint_positions
-from choreo.motion.stops import speed_minima
+from choreo.motion.stops import mean_joint_speeds, speed_minima
 from tests.mocap.motions import stopping_motion
 
 
@@ -26,7 +26,7 @@ def test_kinematic_beats_are_the_stops(rng: np.random.Generator) -> None:
 
 def test_speed_is_mean_joint_speed_in_metres_per_second() -> None:
     motion = stopping_motion(np.array([1.0]), duration_s=2.0, fps=30)
-    speed = mean_joint_speed(motion)
+    speed = mean_joint_speeds(joint_positions(motion), motion.fps)
     assert speed.shape == (motion.n_frames - 1,)
     # every joint moves with the root here, at sin^2 peak speed 1 m/s
     assert speed.max() == pytest.approx(1.0, abs=0.01)
