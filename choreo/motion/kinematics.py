@@ -12,11 +12,20 @@ __all__ = ["chain_kinematics", "facing_angle", "global_rotations", "joint_positi
 
 def global_rotations(motion: Motion) -> np.ndarray:
     """World rotation matrix of every joint, ``[frames, joints, 3, 3]``."""
-    local = aa_to_mat(motion.rotations)
+    local = _joint_major_matrices(motion.rotations)
     world = np.empty_like(local)
     for j, p in enumerate(motion.skeleton.parents):
-        world[:, j] = local[:, j] if p < 0 else world[:, p] @ local[:, j]
-    return world
+        world[j] = local[j] if p < 0 else world[p] @ local[j]
+    return np.ascontiguousarray(np.moveaxis(world, 0, 1))
+
+
+def _joint_major_matrices(rotations: np.ndarray) -> np.ndarray:
+    """Rotation matrices of axis-angle ``rotations`` ``[frames, n, 3]`` laid out ``[n, frames, 3, 3]``.
+
+    numpy's stacked matmul runs about twice as fast on one joint's contiguous frames as on the
+    strided column ``[:, j]`` of a frame-major array; the products are the same, bit for bit.
+    """
+    return np.ascontiguousarray(np.moveaxis(aa_to_mat(rotations), 1, 0))
 
 
 def joint_positions(motion: Motion) -> np.ndarray:
@@ -28,18 +37,18 @@ def joint_positions(motion: Motion) -> np.ndarray:
     skeleton = motion.skeleton
     parents = [p for p in skeleton.parents if p >= 0]
     inner = sorted(set(parents))  # only a parent's world rotation places a joint: leaves need none
-    local = aa_to_mat(motion.rotations[:, inner])
+    local = _joint_major_matrices(motion.rotations[:, inner])
     world: dict[int, np.ndarray] = {}
     for k, j in enumerate(inner):
         p = skeleton.parents[j]
-        world[j] = local[:, k] if p < 0 else world[p] @ local[:, k]
-    pos = np.empty(motion.rotations.shape)
+        world[j] = local[k] if p < 0 else world[p] @ local[k]
+    pos = np.empty((len(skeleton.parents),) + np.shape(motion.root_translation))
     for j, p in enumerate(skeleton.parents):
         if p < 0:
-            pos[:, j] = motion.root_translation
+            pos[j] = motion.root_translation
         else:
-            pos[:, j] = pos[:, p] + world[p] @ skeleton.offsets[j]
-    return pos
+            pos[j] = pos[p] + world[p] @ skeleton.offsets[j]
+    return np.ascontiguousarray(np.moveaxis(pos, 0, 1))
 
 
 def chain_kinematics(motion: Motion, joints: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -57,16 +66,16 @@ def chain_kinematics(motion: Motion, joints: np.ndarray | list[int]) -> tuple[np
             needed.add(j)
             j = skeleton.parents[j]
     order = sorted(needed)
-    local = aa_to_mat(motion.rotations[:, order])
+    local = _joint_major_matrices(motion.rotations[:, order])
     world: dict[int, np.ndarray] = {}
     position: dict[int, np.ndarray] = {}
     for k, joint in enumerate(order):
         parent = skeleton.parents[joint]
         if parent < 0:
-            world[joint] = local[:, k]
+            world[joint] = local[k]
             position[joint] = np.asarray(motion.root_translation, dtype=np.float64)
         else:
-            world[joint] = world[parent] @ local[:, k]
+            world[joint] = world[parent] @ local[k]
             position[joint] = position[parent] + world[parent] @ skeleton.offsets[joint]
     picked = [int(j) for j in joints]
     return np.stack([position[j] for j in picked], axis=1), np.stack([world[j] for j in picked], axis=1)
