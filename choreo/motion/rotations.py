@@ -17,7 +17,9 @@ Glossary (one convention each, used everywhere in the project):
   for every function here.
 
 Every function accepts any number of leading batch dimensions and returns new
-arrays. The arithmetic is scipy's (the matrix conversions written out in numpy, bit for bit).
+arrays. The arithmetic is scipy's (the matrix conversions written out in numpy: the quaternions bit for
+bit, the axis-angles to the last bit of the arctangent, which numpy computes with its own SIMD routine
+and scipy with the C library's).
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ def mat_to_aa(mat: np.ndarray) -> np.ndarray:
     """Rotation matrix ``[..., 3, 3]`` to axis-angle ``[..., 3]``.
 
     scipy's ``as_rotvec`` of its ``from_matrix``, written out in numpy with the
-    same arithmetic (bit for bit: ``tests/motion/test_rotations.py``), because
+    same arithmetic (``tests/motion/test_rotations.py``: bit for bit up to numpy's ``arctan2``, which
+    since numpy 2.4.6 can differ from the C library's ``atan2`` in the last bit), because
     scipy's conversion of a matrix costs about 2 microseconds each: the legs' IK
     and the foot locks convert every frame's leg joints several times a render.
     """
