@@ -24,8 +24,10 @@ def _joint_major_matrices(rotations: np.ndarray) -> np.ndarray:
 
     numpy's stacked matmul runs about twice as fast on one joint's contiguous frames as on the
     strided column ``[:, j]`` of a frame-major array; the products are the same, bit for bit.
+    The axis-angles are transposed before the conversion, which is per rotation, so the
+    matrices come out joint-major and only a third as many numbers are copied.
     """
-    return np.ascontiguousarray(np.moveaxis(aa_to_mat(rotations), 1, 0))
+    return aa_to_mat(np.ascontiguousarray(np.swapaxes(rotations, 0, 1)))
 
 
 def joint_positions(motion: Motion) -> np.ndarray:
