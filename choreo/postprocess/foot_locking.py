@@ -3,7 +3,7 @@
 While a foot is in contact (:class:`~choreo.contracts.contacts.ContactTrack`,
 heel or toe) one point of it is held still on the floor plane at the mean of
 where the dance puts that point during the contact (its touch-down point, with
-``keep_one_foot_down``): the heel (ankle joint) when the heel is down at any time of the
+``lock_at_touch_down``): the heel (ankle joint) when the heel is down at any time of the
 contact, with the foot in one rotation for the whole contact (its touch-down
 rotation turned flat, heading kept, as far as the ankle's swing limits let it
 be flat, so the joint-limit clamp does not turn a held foot and sweep its toe),
@@ -34,9 +34,10 @@ standing by the contact rule), and where a kept lock is out of reach the root
 moves towards it horizontally, by at most :data:`MAX_KEEP_SHIFT_M`, eased
 in and out like the pelvis' drop, rather than the foot giving way (a give-way
 moves a foot 2 to 6 m/s for a frame or two, off the floor by the contact rule).
-Such a workout's locks stay at the touch-down points: held at the mean, a foot lands half
-its slide ahead of where the dance has it and arrives over the ease at up to 1.2 m/s, which
-the contact rule reads as off the floor just when it is the one kept down.
+Such a workout's locks are at the touch-down points (``lock_at_touch_down``, which the
+pipeline passes with it): held at the mean, a foot lands half its slide ahead of where the
+dance has it and arrives over the ease at up to 1.2 m/s, which the contact rule reads as off
+the floor just when it is the one kept down.
 Frames where the contacts have no foot down are the caller's to fill.
 """
 
@@ -122,6 +123,7 @@ def lock_feet(
     *,
     joint_limits: Mapping[str, JointLimit] | None = None,
     keep_one_foot_down: bool = False,
+    lock_at_touch_down: bool = False,
     min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Hold every foot in contact at the mean of its path, bending the legs, lowering the pelvis if need be.
@@ -134,8 +136,10 @@ def lock_feet(
         clamped into them before the floor pass, so a foot the ankle cannot turn
         flat lifts its heel rather than pushing its toe through the floor
     keep_one_foot_down : never let the last held foot go (the module docstring): the root
-        moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`; every lock is then
-        at its touch-down point rather than at the mean of its path
+        moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
+    lock_at_touch_down : hold each contact at the point where it touched down rather than at
+        the mean of its path (a low-impact workout's, with ``keep_one_foot_down``, and the
+        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`)
     min_pelvis_m : the pelvis' drop never takes it under this height (a workout's floor-work
         rule: its pelvis must stay over :data:`~choreo.choreography.phrases.FLOOR_PELVIS_M`); a
         pelvis already under it is not lowered at all, and a lock it leaves out of reach gives way
@@ -183,13 +187,13 @@ def lock_feet(
         )
         locks = [
             Lock(
-                _lock_point(ankles[:, leg], run, clearance[leg, 0], keep_one_foot_down),
+                _lock_point(ankles[:, leg], run, clearance[leg, 0], lock_at_touch_down),
                 toe_offsets[leg],
                 next(held),
             )
             if heel_down
             else Lock(
-                _lock_point(toes[:, leg], run, clearance[leg, 1], keep_one_foot_down), toe_offsets[leg], None
+                _lock_point(toes[:, leg], run, clearance[leg, 1], lock_at_touch_down), toe_offsets[leg], None
             )
             for run, heel_down in zip(runs, on_heel, strict=True)
         ]

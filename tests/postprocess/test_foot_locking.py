@@ -86,10 +86,10 @@ def test_the_lock_point_is_the_mean_of_the_contact_on_the_floor() -> None:
     assert (sole_heights_m(locked)[:, 2:] >= -1e-6).all()
 
 
-def test_keep_one_foot_down_locks_at_the_touch_down_point() -> None:
+def test_lock_at_touch_down_holds_the_touch_down_point() -> None:
     motion = _gliding(0.15, 1.5, 30.0)
-    kept = lock_feet(motion, _left_down(motion, 10, 30), keep_one_foot_down=True)
-    ankle = joint_positions(kept)[10:30, ANKLES[0]]
+    held = lock_feet(motion, _left_down(motion, 10, 30), lock_at_touch_down=True)
+    ankle = joint_positions(held)[10:30, ANKLES[0]]
     touch_down = joint_positions(motion)[10, ANKLES[0]]
     np.testing.assert_allclose(ankle[:, [0, 2]], np.broadcast_to(touch_down[[0, 2]], (20, 2)), atol=1e-3)
 
@@ -185,7 +185,7 @@ def test_keep_one_foot_down_never_lets_the_last_held_foot_go() -> None:
     motion, contacts = _hop(19)
     plain = lock_feet(motion, contacts)
     assert _flight(plain).sum() > 0
-    kept = lock_feet(motion, contacts, keep_one_foot_down=True)
+    kept = lock_feet(motion, contacts, keep_one_foot_down=True, lock_at_touch_down=True)  # a workout's
     assert not _flight(kept).any()
     # The left foot stays on its lock, at its touch-down point, until the right lands, then lets go
     # of it over the ease: no step of the way back to where the dance has the foot is a jump.
