@@ -251,7 +251,8 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     result has exactly ``ceil(duration_s * fps)`` frames, so the dance runs from
     the song's first second to its last. A workout's (the plan's) locks never take the pelvis
     under floor work's height (:data:`choreo.workout.safety.LOCK_MIN_PELVIS_M`); a low-impact
-    one's never let the last held foot go (``keep_one_foot_down``), and a foot is then planted
+    one's never let the last held foot go (``keep_one_foot_down``) and hold each foot where it touched
+    down (``lock_at_touch_down``), and a foot is then planted
     wherever the finished motion's own contact track has neither down
     (:func:`choreo.workout.safety.plant_a_foot`). A workout is clamped to the joint limits again
     after that, and a low-impact one keeps a foot on the floor in every frame
@@ -267,6 +268,7 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
         motion,
         contacts=finished_contacts(generated, motion),
         keep_one_foot_down=low_impact,
+        lock_at_touch_down=low_impact,
         min_pelvis_m=LOCK_MIN_PELVIS_M if workout is not None else 0.0,
     )
     if low_impact:

@@ -3,7 +3,8 @@
 One module per step: :mod:`.filtering` (zero-phase low-pass), :mod:`.joint_limits`
 (anatomical limits), :mod:`.leg_ik` (planted feet held by bending the legs),
 :mod:`.contacts` (heels, toes and hands on the floor, with hysteresis), :mod:`.ground` (feet on the floor),
-:mod:`.foot_locking` (feet held where they touched down), :mod:`.in_place` (no root travel) and
+:mod:`.foot_locking` (feet held at the mean of their path over each contact),
+:mod:`.in_place` (no root travel) and
 :mod:`.chain` (the composed :func:`postprocess`).
 """
 

@@ -31,13 +31,14 @@ def postprocess(
     lock: bool = True,
     contacts: ContactTrack | None = None,
     keep_one_foot_down: bool = False,
+    lock_at_touch_down: bool = False,
     min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground, lock the feet and the hands.
 
     The order matters: clamping comes after smoothing and leg IK so neither can
     push a joint back out of range, and the locks come last, on the grounded
-    dance, so a planted foot stays where it touched down in the final pose; the hands after the
+    dance, so a planted foot stays where it is held in the final pose; the hands after the
     feet, whose locks may lower the pelvis (and so the shoulders).
 
     Parameters
@@ -56,6 +57,8 @@ def postprocess(
         (:func:`~choreo.postprocess.contacts.detect_contacts`)
     keep_one_foot_down : the locks never let the last held foot go (a low-impact workout's;
         :func:`~choreo.postprocess.foot_locking.lock_feet`)
+    lock_at_touch_down : the feet's locks hold each contact where it touched down, not at the
+        mean of its path (a low-impact workout's; :func:`~choreo.postprocess.foot_locking.lock_feet`)
     min_pelvis_m : the feet's locks never lower the pelvis under this height (a workout's
         floor-work rule; :func:`~choreo.postprocess.foot_locking.lock_feet`)
 
@@ -82,6 +85,7 @@ def postprocess(
             track,
             joint_limits=joint_limits,
             keep_one_foot_down=keep_one_foot_down,
+            lock_at_touch_down=lock_at_touch_down,
             min_pelvis_m=min_pelvis_m,
         )
         out = lock_hands(feet, track, joint_limits=joint_limits)

@@ -1,12 +1,17 @@
-"""Feet that hold the floor: each foot locked where it touched down, for the whole of its contact.
+"""Feet that hold the floor: each foot locked at the mean of its path, for the whole of its contact.
 
 While a foot is in contact (:class:`~choreo.contracts.contacts.ContactTrack`,
-heel or toe) one point of it is held still on the floor plane at the place it
-touched down: the heel (ankle joint) when the heel is down at any time of the
+heel or toe) one point of it is held still on the floor plane at the mean of
+where the dance puts that point during the contact (its touch-down point, with
+``lock_at_touch_down``): the heel (ankle joint) when the heel is down at any time of the
 contact, with the foot in one rotation for the whole contact (its touch-down
 rotation turned flat, heading kept, as far as the ankle's swing limits let it
 be flat, so the joint-limit clamp does not turn a held foot and sweep its toe),
-otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The foot
+otherwise the toe, with the foot's own tilt (tiptoe stays tiptoe). The mean is
+the point closest to the dance's foot over the contact (least squares): held
+there, a stance the dance lets slide is stopped half way along its slide rather
+than at its start, so the legs reach less far, the pelvis drops less and fewer
+locks give way. The foot
 reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
 from the first frame of the contact, and lets go over :data:`EASE_S` after
 lift-off; between two contacts closer than that the foot goes from the one
@@ -29,6 +34,10 @@ standing by the contact rule), and where a kept lock is out of reach the root
 moves towards it horizontally, by at most :data:`MAX_KEEP_SHIFT_M`, eased
 in and out like the pelvis' drop, rather than the foot giving way (a give-way
 moves a foot 2 to 6 m/s for a frame or two, off the floor by the contact rule).
+Such a workout's locks are at the touch-down points (``lock_at_touch_down``, which the
+pipeline passes with it): held at the mean, a foot lands half its slide ahead of where the
+dance has it and arrives over the ease at up to 1.2 m/s, which the contact rule reads as off
+the floor just when it is the one kept down.
 Frames where the contacts have no foot down are the caller's to fill.
 """
 
@@ -114,9 +123,10 @@ def lock_feet(
     *,
     joint_limits: Mapping[str, JointLimit] | None = None,
     keep_one_foot_down: bool = False,
+    lock_at_touch_down: bool = False,
     min_pelvis_m: float = 0.0,
 ) -> Motion:
-    """Hold every foot in contact at its touch-down point, bending the legs, lowering the pelvis if need be.
+    """Hold every foot in contact at the mean of its path, bending the legs, lowering the pelvis if need be.
 
     Parameters
     ----------
@@ -127,6 +137,9 @@ def lock_feet(
         flat lifts its heel rather than pushing its toe through the floor
     keep_one_foot_down : never let the last held foot go (the module docstring): the root
         moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
+    lock_at_touch_down : hold each contact at the point where it touched down rather than at
+        the mean of its path (a low-impact workout's, with ``keep_one_foot_down``, and the
+        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`)
     min_pelvis_m : the pelvis' drop never takes it under this height (a workout's floor-work
         rule: its pelvis must stay over :data:`~choreo.choreography.phrases.FLOOR_PELVIS_M`); a
         pelvis already under it is not lowered at all, and a lock it leaves out of reach gives way
@@ -151,7 +164,7 @@ def lock_feet(
     clearance = sole_clearance_m(skeleton).reshape(2, 2)  # [leg, (ankle, toe)]
     toe_offsets = np.stack([skeleton.offsets[skeleton.index(name)] for name in _TOE_NAMES])  # [leg, 3]
     positions, world = leg_kinematics(motion)
-    ankles = positions[:, ANKLE_COLUMNS]
+    ankles, toes = _ankles_and_toes(motion, (positions, world))
     own = world[:, ANKLE_COLUMNS]
     ease = max(1, int(round(EASE_S * motion.fps)))
 
@@ -173,14 +186,16 @@ def lock_feet(
             )
         )
         locks = [
-            Lock(_on_floor(ankles[start, leg], clearance[leg, 0]), toe_offsets[leg], next(held))
+            Lock(
+                _lock_point(ankles[:, leg], run, clearance[leg, 0], lock_at_touch_down),
+                toe_offsets[leg],
+                next(held),
+            )
             if heel_down
             else Lock(
-                _on_floor(ankles[start, leg] + own[start, leg] @ toe_offsets[leg], clearance[leg, 1]),
-                toe_offsets[leg],
-                None,
+                _lock_point(toes[:, leg], run, clearance[leg, 1], lock_at_touch_down), toe_offsets[leg], None
             )
-            for (start, _), heel_down in zip(runs, on_heel, strict=True)
+            for run, heel_down in zip(runs, on_heel, strict=True)
         ]
         plan = schedule_locks(runs, locks, ankles[:, leg], own[:, leg], ease)
         targets[:, leg], weights[:, leg] = plan.targets, plan.weights
@@ -282,9 +297,12 @@ def _flat(rotations: np.ndarray) -> np.ndarray:
     return aa_to_mat(axis.reshape(-1, 3)).reshape(*yaw.shape, 3, 3)
 
 
-def _on_floor(point: np.ndarray, height: float) -> np.ndarray:
-    """``point`` [3] moved up or down to ``height`` over the floor."""
-    out = point.copy()
+def _lock_point(path: np.ndarray, run: tuple[int, int], height: float, touch_down: bool) -> np.ndarray:
+    """Where one contact ``run`` (first, past-the-last frame) holds a foot point whose path the dance
+    gives as ``path [frames, 3]``: the mean of the path over the contact (its first frame's point where
+    ``touch_down``), moved up or down to ``height`` over the floor."""
+    start, stop = run
+    out = path[start].copy() if touch_down else path[start:stop].mean(axis=0)
     out[UP_AXIS] = height
     return out
 

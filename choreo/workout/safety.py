@@ -225,9 +225,11 @@ def screen_phrases(library: PhraseLibrary, phrases: np.ndarray, *, impact: str) 
 def performed_flight(motion: Motion) -> np.ndarray:
     """``[frames]`` bool: frames of a raw ``motion`` where its contact track has neither foot down,
     raw or after the clean-up a dance gets (:func:`choreo.postprocess.postprocess`, whose foot locks
-    can move a foot faster than a contact allows where a lock gives way)."""
+    can move a foot faster than a contact allows where a lock gives way), with the feet held where
+    they touched down, as a low-impact routine's are."""
     raw = detect_contacts(motion)
-    return contact_flight(raw) | contact_flight(detect_contacts(postprocess(motion, contacts=raw)))
+    cleaned = postprocess(motion, contacts=raw, lock_at_touch_down=True)
+    return contact_flight(raw) | contact_flight(detect_contacts(cleaned))
 
 
 def keep_a_foot_down(motion: Motion) -> Motion:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from choreo.motion import REST_PELVIS_HEIGHT_M, Motion
+from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.postprocess import count_limit_violations, postprocess
 from choreo.postprocess.ground import sole_heights_m
 
@@ -52,3 +52,20 @@ def test_postprocess_with_all_steps_off_copies_the_motion(rng: np.random.Generat
     off = postprocess(motion, smooth=False, leg_ik=False, clamp_limits=False, ground=False, lock=False)
     np.testing.assert_array_equal(off.to_array(), motion.to_array())
     assert off.root_translation is not motion.root_translation
+
+
+def test_lock_at_touch_down_reaches_the_feet_locks() -> None:
+    """A stance gliding 15 cm/s: held where it touched down with ``lock_at_touch_down`` (a low-impact
+    workout's), at the mean of its slide without."""
+    n = 30
+    root = np.zeros((n, 3))
+    root[:, 1] = REST_PELVIS_HEIGHT_M
+    root[:, 2] = 0.15 * np.arange(n) / 30.0
+    motion = Motion(30.0, root, np.zeros((n, 24, 3)))
+    steps = {"smooth": False, "leg_ik": False, "clamp_limits": False, "ground": False}
+    ankle = SMPL.index("left_ankle")
+    path = joint_positions(motion)[:, ankle, 2]
+    at_touch_down = joint_positions(postprocess(motion, lock_at_touch_down=True, **steps))[:, ankle, 2]
+    at_mean = joint_positions(postprocess(motion, **steps))[:, ankle, 2]
+    np.testing.assert_allclose(at_touch_down, path[0], atol=1e-3)
+    np.testing.assert_allclose(at_mean, path.mean(), atol=1e-3)
