@@ -40,6 +40,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_to_aa
 from choreo.workout.curves import target_intensity
+from choreo.workout.intensity import follow_on_guide
 from choreo.workout.moves import distinguish, move_name, phrase_features
 from choreo.workout.safety import screen_phrases
 
@@ -474,7 +475,7 @@ def plan_workout(
         excluded_phrases=listed,
         target_energy_m2_s2=(round(chooser.e_lo, 4), round(chooser.e_hi, 4)),
     )
-    return replace(plan, notes=(*plan.notes, note), routine=workout)
+    return follow_on_guide(library, replace(plan, notes=(*plan.notes, note), routine=workout))
 
 
 def _cue_sheet(library: PhraseLibrary, plan: Plan, parts: list[tuple]) -> tuple[Cue, ...]:
