@@ -54,6 +54,7 @@ the trunk, neck, head and arms, never the legs."""
 _LEG_JOINTS = [SMPL.index(name) for chain in LEG_CHAINS for name in chain]
 _REACH_FRAMES = 4
 _MAX_DROP_M = 0.08
+_NEAR_FRAMES = 6
 
 _MARGIN_FRAMES = 8
 
@@ -190,6 +191,7 @@ def _reachable_shift(legs: np.ndarray, shift: np.ndarray, planted: np.ndarray) -
     keeps the step), then the sway is cut. Both are smoothed over :data:`_REACH_FRAMES` either side
     (the nearby extreme, then the mean, which keeps to it) so the root does not jerk."""
     share, drop = np.ones(shift.shape[0]), np.zeros(shift.shape[0])
+    planted = _near_planted(planted)
     gaps, reaches = [], []
     for hip, knee, ankle in ((0, 1, 2), (3, 4, 5)):
         gap = legs[:, hip] - legs[:, ankle]
@@ -213,6 +215,15 @@ def _reachable_shift(legs: np.ndarray, shift: np.ndarray, planted: np.ndarray) -
         drop = np.maximum(drop, np.where(planted[:, foot], moved[:, 1] - highest, 0.0))
     drop = np.clip(_smoothed(drop, np.max), 0.0, _MAX_DROP_M)
     return share[:, None] * shift - drop[:, None] * np.array([0.0, 1.0, 0.0])
+
+
+def _near_planted(planted: np.ndarray) -> np.ndarray:
+    """``planted`` ``[frames, 2]`` with each foot also counted down :data:`_NEAR_FRAMES` either side
+    of its contacts: the finished dance's contacts (detected again on its motion) and the feet's
+    locks start and end there too, and a foot moved off its place there pops at the lock's release."""
+    k = _NEAR_FRAMES
+    padded = np.pad(planted, ((k, k), (0, 0)), mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1, axis=0).any(axis=-1)
 
 
 def _smoothed(values: np.ndarray, extreme: Callable[..., np.ndarray]) -> np.ndarray:

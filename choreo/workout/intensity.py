@@ -26,11 +26,15 @@ from choreo.errors import ParameterError
 from choreo.motion import Motion, joint_positions
 from choreo.workout.sheet import aimed_energy, cue_energy
 
-__all__ = ["BODY_RANGE", "GUIDE_FPS", "GUIDE_ROUNDS", "follow_on_guide", "retarget", "eight_count_energy"]
+__all__ = ["BODY_RANGE", "GUIDE_FPS", "GUIDE_ROUNDS", "OWN_SHARE", "follow_on_guide", "retarget", "eight_count_energy"]
 
 BODY_RANGE = (0.4, 1.3)
 """The least and the most body amplitude an 8-count is danced with (above 1 a move is danced bigger;
 the workout's safety rules are measured on the finished motion all the same)."""
+OWN_SHARE = 0.5
+"""How far an 8-count's amplitude (squared) goes from its run's mean towards its own: all the way,
+a move danced at a ramp's two ends no longer repeats itself (0.58 of a held-out routine's 8-counts
+repeated another, the goal is 0.75); none, a run cannot follow a warm-up's ramp."""
 GUIDE_ROUNDS = 3
 """Rounds the planner corrects the amplitudes from its guide's energy."""
 GUIDE_FPS = 30.0
@@ -43,6 +47,15 @@ def _counted(plan: Plan) -> list[tuple[int, float, float, float]]:
     return [(c.segment, c.start_s, c.end_s, c.target) for c in plan.routine.cues if c.index > 0]
 
 
+def _runs(plan: Plan) -> np.ndarray:
+    """Per 8-count, the number of its run: the 8-counts that dance one move on one side in a row
+    (``A A`` of ``A A A' A'``) share one body amplitude, so that they still repeat each other."""
+    assert plan.routine is not None
+    cues = [c for c in plan.routine.cues if c.index > 0]
+    starts = [i == 0 or c.repeat == 1 for i, c in enumerate(cues)]
+    return np.cumsum(starts) - 1
+
+
 def eight_count_energy(motion: Motion, plan: Plan) -> np.ndarray:
     """The motion energy of each of the workout ``plan``'s 8-counts in ``motion``, as the sheet measures it."""
     return cue_energy(joint_positions(motion), motion.fps, [(a, b) for _, a, b, _ in _counted(plan)])
@@ -52,7 +65,7 @@ def retarget(
     plan: Plan, energy: np.ndarray, previous: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[Plan, tuple[np.ndarray, np.ndarray]]:
     """``plan`` with each 8-count's body amplitude moved towards the amplitude that dances its target
-    energy, given the ``energy`` it was danced with; and this round's (amplitudes, energies) to pass
+    energy, given the ``energy`` it was danced with (partly its run's, :func:`_runs`, :data:`OWN_SHARE`); and this round's (amplitudes, energies) to pass
     as ``previous`` to the next (the secant's other point)."""
     counted = _counted(plan)
     assert plan.routine is not None
@@ -66,6 +79,9 @@ def retarget(
         usable = (np.abs(slope_a) > 1e-4) & (slope_e * slope_a > 0)
         secant = amplitude**2 + (target - energy) * slope_a / np.where(usable, slope_e, 1.0)
         squared = np.where(usable, secant, squared)
+    runs = _runs(plan)
+    shared = np.bincount(runs, squared) / np.bincount(runs)
+    squared = shared[runs] + OWN_SHARE * (squared - shared[runs])
     new = np.sqrt(np.clip(squared, BODY_RANGE[0] ** 2, BODY_RANGE[1] ** 2)).round(3)
     changed = list(plan.segments)
     for s, a in zip(segments, new.tolist(), strict=True):

@@ -405,7 +405,7 @@ def plan_workout(
                 kind = "teach"
             if kind == "teach":
                 a = chooser.pick(
-                    float(block_targets.max()),
+                    float(block_targets.mean()),
                     span,
                     beats=MOVE_BEATS,
                     after=last_phrase,
