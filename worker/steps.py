@@ -142,7 +142,12 @@ def perform(ctx: ServiceContext, job_id: str, runner: SongRunner | None = None) 
         )
         if prepared.plan.routine is not None:  # as choreo render dances a workout it planned
             _, generated = follow_intensity(
-                runner, prepared.features, job.options, library, song_sha256=job.track_sha256, generated=generated
+                runner,
+                prepared.features,
+                job.options,
+                library,
+                song_sha256=job.track_sha256,
+                generated=generated,
             )
         generated.to_npz(tmp / PERFORMED)
         ctx.storage.upload_file(tmp / PERFORMED, work_key(job_id, PERFORMED))

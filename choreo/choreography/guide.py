@@ -202,7 +202,9 @@ def _reachable_shift(legs: np.ndarray, shift: np.ndarray, planted: np.ndarray) -
     for foot, (gap, reach) in enumerate(zip(gaps, reaches, strict=True)):
         # on the floor |gap + w shift| = the reach left beside the hip's height, lowered the most
         height = np.maximum(gap[:, 1] + shift[:, 1] - _MAX_DROP_M, 0.0)
-        flat = np.maximum(np.sqrt(np.maximum(reach**2 - height**2, 0.0)), np.linalg.norm(gap[:, [0, 2]], axis=-1))
+        flat = np.maximum(
+            np.sqrt(np.maximum(reach**2 - height**2, 0.0)), np.linalg.norm(gap[:, [0, 2]], axis=-1)
+        )
         a = np.maximum(np.sum(shift[:, [0, 2]] ** 2, axis=-1), 1e-12)
         b = np.sum(gap[:, [0, 2]] * shift[:, [0, 2]], axis=-1)
         c = np.sum(gap[:, [0, 2]] ** 2, axis=-1) - flat**2
@@ -223,7 +225,7 @@ def _near_planted(planted: np.ndarray) -> np.ndarray:
     locks start and end there too, and a foot moved off its place there pops at the lock's release."""
     k = _NEAR_FRAMES
     padded = np.pad(planted, ((k, k), (0, 0)), mode="edge")
-    return np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1, axis=0).any(axis=-1)
+    return np.asarray(np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1, axis=0).any(axis=-1))
 
 
 def _smoothed(values: np.ndarray, extreme: Callable[..., np.ndarray]) -> np.ndarray:

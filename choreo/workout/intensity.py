@@ -22,11 +22,20 @@ import numpy as np
 from choreo.choreography.guide import build_guide
 from choreo.choreography.library import PhraseLibrary
 from choreo.contracts.plan import Plan
+from choreo.contracts.routine import WorkoutPlan
 from choreo.errors import ParameterError
 from choreo.motion import Motion, joint_positions
 from choreo.workout.sheet import aimed_energy, cue_energy
 
-__all__ = ["BODY_RANGE", "GUIDE_FPS", "GUIDE_ROUNDS", "OWN_SHARE", "follow_on_guide", "retarget", "eight_count_energy"]
+__all__ = [
+    "BODY_RANGE",
+    "GUIDE_FPS",
+    "GUIDE_ROUNDS",
+    "OWN_SHARE",
+    "follow_on_guide",
+    "retarget",
+    "eight_count_energy",
+]
 
 BODY_RANGE = (0.4, 1.3)
 """The least and the most body amplitude an 8-count is danced with (above 1 a move is danced bigger;
@@ -40,24 +49,27 @@ GUIDE_ROUNDS = 3
 GUIDE_FPS = 30.0
 
 
-def _counted(plan: Plan) -> list[tuple[int, float, float, float]]:
-    """Per 8-count of the plan's cue sheet: its segment, start and end (s) and target (0..1)."""
+def _routine(plan: Plan) -> WorkoutPlan:
     if plan.routine is None:
         raise ParameterError("the plan is a dance's, not a workout's: it has no 8-counts")
-    return [(c.segment, c.start_s, c.end_s, c.target) for c in plan.routine.cues if c.index > 0]
+    return plan.routine
+
+
+def _counted(plan: Plan) -> list[tuple[int, float, float, float]]:
+    """Per 8-count of the plan's cue sheet: its segment, start and end (s) and target (0..1)."""
+    return [(c.segment, c.start_s, c.end_s, c.target) for c in _routine(plan).cues if c.index > 0]
 
 
 def _runs(plan: Plan) -> np.ndarray:
     """Per 8-count, the number of its run: the 8-counts that dance one move on one side in a row
     (``A A`` of ``A A A' A'``) share one body amplitude, so that they still repeat each other."""
-    assert plan.routine is not None
-    cues = [c for c in plan.routine.cues if c.index > 0]
+    cues = [c for c in _routine(plan).cues if c.index > 0]
     starts = [i == 0 or c.repeat == 1 for i, c in enumerate(cues)]
     return np.cumsum(starts) - 1
 
 
 def eight_count_energy(motion: Motion, plan: Plan) -> np.ndarray:
-    """The motion energy of each of the workout ``plan``'s 8-counts in ``motion``, as the sheet measures it."""
+    """The motion energy of each of the workout ``plan``'s 8-counts in ``motion`` (the sheet's)."""
     return cue_energy(joint_positions(motion), motion.fps, [(a, b) for _, a, b, _ in _counted(plan)])
 
 
@@ -65,13 +77,13 @@ def retarget(
     plan: Plan, energy: np.ndarray, previous: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[Plan, tuple[np.ndarray, np.ndarray]]:
     """``plan`` with each 8-count's body amplitude moved towards the amplitude that dances its target
-    energy, given the ``energy`` it was danced with (partly its run's, :func:`_runs`, :data:`OWN_SHARE`); and this round's (amplitudes, energies) to pass
-    as ``previous`` to the next (the secant's other point)."""
+    energy, given the ``energy`` it was danced with (partly its run's: :func:`_runs`,
+    :data:`OWN_SHARE`); and this round's (amplitudes, energies) to pass as ``previous`` to the next
+    (the secant's other point)."""
     counted = _counted(plan)
-    assert plan.routine is not None
     segments = [c[0] for c in counted]
     amplitude = np.array([plan.segments[s].body_amplitude for s in segments])
-    target = aimed_energy(np.array([c[3] for c in counted]), plan.routine.target_energy_m2_s2)
+    target = aimed_energy(np.array([c[3] for c in counted]), _routine(plan).target_energy_m2_s2)
     energy = np.maximum(np.asarray(energy, dtype=np.float64), 1e-9)
     squared = amplitude**2 * target / energy  # as if the whole energy went with the amplitude squared
     if previous is not None:
