@@ -131,3 +131,10 @@ def test_a_steady_workout_follows_its_target_on_a_real_song(
     assert sheet.correlation_to_target > 0.95
     assert sheet.met_rms_error_to_target is not None and sheet.met_rms_error_to_target < 0.2
     assert sheet.safety["flight_frames"] == 0 and sheet.safety["head_below_hips_frames"] == 0
+    # a given plan (choreo render --plan, the summary's) is danced as it is: the same dance again
+    plan = dance.choreography.plan
+    again = perform_song(
+        runner, features, RenderOptions(routine="steady"), library, song_sha256=song_sha256(song), plan=plan
+    )
+    assert again.choreography.plan == plan
+    assert np.array_equal(again.motion.rotations, dance.motion.rotations)
