@@ -68,6 +68,8 @@ __all__ = [
     "export_dance",
     "finish_motion",
     "finished_contacts",
+    "follow_intensity",
+    "FINISHED_ROUNDS",
     "generate_motion",
     "perform_song",
     "plan_song",
@@ -363,6 +365,52 @@ class Dance:
     timings_s: dict[str, float]
 
 
+FINISHED_ROUNDS = 2
+"""Times a workout is danced again with its 8-counts' body amplitudes corrected from the finished
+motion's energy (:func:`follow_intensity`): the post-processing (the feet's locks, the filter, the
+joint limits) moves an 8-count's energy by up to a fifth from its guide's, differently for each."""
+
+
+def follow_intensity(
+    runner: SongRunner,
+    features: MusicFeatures,
+    options: RenderOptions,
+    library: PhraseLibrary,
+    *,
+    song_sha256: str,
+    generated: GeneratedMotion,
+    rounds: int = FINISHED_ROUNDS,
+) -> tuple[Choreography, GeneratedMotion]:
+    """A workout's raw dance ``generated`` danced again ``rounds`` times, each time finished
+    (:func:`finish_motion`), measured per 8-count (:func:`choreo.workout.intensity.eight_count_energy`,
+    the sheet's measure) and its plan's body amplitudes corrected towards the targets
+    (:func:`choreo.workout.intensity.retarget`); the last choreography and raw dance. ``choreo
+    render`` and the service's perform stage both call it on the workouts they plan themselves (a
+    given ``--plan`` is danced as it is), so they give the same dance.
+
+    Raises
+    ------
+    ParameterError
+        When ``generated``'s plan is not a workout's.
+    """
+    from choreo.workout.intensity import eight_count_energy, retarget  # only a workout's
+
+    if generated.plan is None:
+        raise ParameterError("the raw dance has no plan to correct")
+    plan, previous = generated.plan, None
+    choreography = None
+    for _ in range(rounds):
+        energy = eight_count_energy(finish_motion(generated, options), plan)
+        plan, previous = retarget(plan, energy, previous)
+        choreography = choreograph(features, options, library, plan=plan)
+        generated = generate_motion(
+            runner, features, options, song_sha256=song_sha256, choreography=choreography
+        )
+    if choreography is None:
+        choreography = choreograph(features, options, library, plan=plan)
+    return choreography, generated
+
+
 def perform_song(
     runner: SongRunner,
     features: MusicFeatures,
@@ -376,7 +424,8 @@ def perform_song(
 
     For callers that keep a song's features across renders (``choreo eval``
     dances each song with several seeds); :func:`dance_song` prepares them first.
-    ``features`` are at ``runner.spec.native_fps``.
+    ``features`` are at ``runner.spec.native_fps``. A workout planned here is danced again until
+    its 8-counts follow their targets (:func:`follow_intensity`).
     """
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -386,6 +435,12 @@ def perform_song(
     start = time.perf_counter()
     generated = generate_motion(runner, features, options, song_sha256=song_sha256, choreography=choreography)
     timings["generate_s"] = time.perf_counter() - start
+    if plan is None and choreography.plan.routine is not None:
+        start = time.perf_counter()
+        choreography, generated = follow_intensity(
+            runner, features, options, library, song_sha256=song_sha256, generated=generated
+        )
+        timings["follow_intensity_s"] = time.perf_counter() - start
 
     start = time.perf_counter()
     motion = finish_motion(generated, options)

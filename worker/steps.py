@@ -27,7 +27,15 @@ from functools import partial
 from pathlib import Path
 
 from choreo.contracts.generated import GeneratedMotion
-from choreo.pipeline import choreograph, export_dance, finish_motion, generate_motion, plan_song, prepare_song
+from choreo.pipeline import (
+    choreograph,
+    export_dance,
+    finish_motion,
+    follow_intensity,
+    generate_motion,
+    plan_song,
+    prepare_song,
+)
 from choreo.prepared import PreparedSong
 from choreo.runners import native_fps, synth_runner
 from choreo.service.context import ServiceContext
@@ -132,6 +140,15 @@ def perform(ctx: ServiceContext, job_id: str, runner: SongRunner | None = None) 
         generated = generate_motion(
             runner, prepared.features, job.options, song_sha256=job.track_sha256, choreography=choreography
         )
+        if prepared.plan.routine is not None:  # as choreo render dances a workout it planned
+            _, generated = follow_intensity(
+                runner,
+                prepared.features,
+                job.options,
+                library,
+                song_sha256=job.track_sha256,
+                generated=generated,
+            )
         generated.to_npz(tmp / PERFORMED)
         ctx.storage.upload_file(tmp / PERFORMED, work_key(job_id, PERFORMED))
     return "performed"

@@ -20,6 +20,7 @@ contacts of the performed dance take in (:func:`choreo.postprocess.contacts.dete
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,11 +31,13 @@ from choreo.choreography.library import LIBRARY_FPS, PhraseLibrary
 from choreo.choreography.warp import BeatWarp, beat_warp, limit_airborne_stretch
 from choreo.contracts.plan import Plan, Segment
 from choreo.errors import ParameterError
+from choreo.motion.kinematics import chain_kinematics
+from choreo.motion.leg_ik import LEG_CHAINS, MIN_CORRECTION_M, SOFT_REACH_M, place_ankles
 from choreo.motion.motion import Motion
-from choreo.motion.rotations import quat_multiply, quat_slerp, quat_to_aa
+from choreo.motion.rotations import aa_to_quat, quat_multiply, quat_slerp, quat_to_aa
 from choreo.motion.skeleton import SMPL
 
-__all__ = ["ARM_JOINTS", "Guide", "build_guide", "scale_arms", "segment_warp"]
+__all__ = ["ARM_JOINTS", "BODY_JOINTS", "Guide", "build_guide", "scale_arms", "scale_body", "segment_warp"]
 
 ARM_JOINTS: tuple[int, ...] = tuple(
     SMPL.index(f"{side}_{joint}")
@@ -42,6 +45,16 @@ ARM_JOINTS: tuple[int, ...] = tuple(
     for joint in ("collar", "shoulder", "elbow", "wrist")
 )
 """The joints a segment's ``arm_amplitude`` scales (:func:`scale_arms`)."""
+BODY_JOINTS: tuple[int, ...] = (
+    *(SMPL.index(name) for name in ("spine1", "spine2", "spine3", "neck", "head")),
+    *ARM_JOINTS,
+)
+"""The joints a segment's ``body_amplitude`` scales besides the root's path (:func:`scale_body`):
+the trunk, neck, head and arms, never the legs."""
+_LEG_JOINTS = [SMPL.index(name) for chain in LEG_CHAINS for name in chain]
+_REACH_FRAMES = 4
+_MAX_DROP_M = 0.08
+_NEAR_FRAMES = 6
 
 _MARGIN_FRAMES = 8
 
@@ -115,6 +128,18 @@ def _sample(quats: np.ndarray, root: np.ndarray, times_s: np.ndarray) -> tuple[n
     return q, r
 
 
+def _towards_mean(quats: np.ndarray, joints: tuple[int, ...], amplitude: float) -> np.ndarray:
+    """``quats`` ``[frames, 24, 4]`` with each of ``joints``' rotations slerped from its mean over the
+    frames by ``amplitude`` (1: unchanged, 0: held at the mean, above 1: further out)."""
+    part = quats[:, joints]
+    signs = np.where(np.sum(part * part[:1], axis=-1, keepdims=True) < 0.0, -1.0, 1.0)
+    mean = (part * signs).mean(axis=0)
+    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+    out = quats.copy()
+    out[:, joints] = quat_slerp(np.broadcast_to(mean, part.shape), part, max(float(amplitude), 0.0))
+    return out
+
+
 def scale_arms(quats: np.ndarray, amplitude: float) -> np.ndarray:
     """``quats`` ``[frames, 24, 4]`` with each arm joint's rotation brought towards its mean over the
     frames: slerp from the mean by ``amplitude`` (1: unchanged, 0: held at the mean). The arms keep
@@ -122,13 +147,94 @@ def scale_arms(quats: np.ndarray, amplitude: float) -> np.ndarray:
     gentler."""
     if amplitude >= 1.0 or quats.shape[0] == 0:
         return quats
-    arms = quats[:, ARM_JOINTS]
-    signs = np.where(np.sum(arms * arms[:1], axis=-1, keepdims=True) < 0.0, -1.0, 1.0)
-    mean = (arms * signs).mean(axis=0)
-    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
-    out = quats.copy()
-    out[:, ARM_JOINTS] = quat_slerp(np.broadcast_to(mean, arms.shape), arms, max(float(amplitude), 0.0))
-    return out
+    return _towards_mean(quats, ARM_JOINTS, amplitude)
+
+
+def scale_body(
+    quats: np.ndarray, root: np.ndarray, amplitude: float, planted: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A move danced smaller (``amplitude`` under 1) or bigger (above 1) with its feet where they were.
+
+    ``quats`` ``[frames, 24, 4]`` and ``root`` ``[frames, 3]``: the root's sway on the floor about
+    the straight line from its first to its last frame (where the move travels to stays) and its
+    bounce about its mean height are scaled by ``amplitude``, the trunk, neck, head and arms
+    (:data:`BODY_JOINTS`) slerped from their mean local rotations by it, and then the legs are bent
+    (:func:`choreo.motion.leg_ik.place_ankles`) so that each ankle is where it was and turned as it
+    was: the steps, the foot contacts and the impact stay the move's, the body above them moves
+    less (or more). Where a leg would not reach its ankle the root moves only as far as it does
+    (:func:`_reachable_shift`). An arm amplitude (:func:`scale_arms`) composes with it; 1 returns
+    the inputs. A workout's 8-counts follow their target energy with it
+    (:mod:`choreo.workout.intensity`): the arms alone carry too little of a move's energy.
+    """
+    if amplitude == 1.0 or quats.shape[0] < 2:
+        return quats, root
+    before = Motion(fps=LIBRARY_FPS, root_translation=root, rotations=quat_to_aa(quats))
+    legs, turns = chain_kinematics(before, _LEG_JOINTS)
+    line = root[:1] + (root[-1:] - root[:1]) * np.linspace(0.0, 1.0, root.shape[0])[:, None]
+    line[:, 1] = root[:, 1].mean()
+    shift = (amplitude - 1.0) * (root - line)
+    moved = root + _reachable_shift(legs, shift, planted)
+    scaled = _towards_mean(quats, BODY_JOINTS, amplitude)
+    after = Motion(fps=LIBRARY_FPS, root_translation=moved, rotations=quat_to_aa(scaled))
+    weights = np.repeat((np.linalg.norm(moved - root, axis=-1) > MIN_CORRECTION_M)[:, None], 2, axis=1)
+    kept = place_ankles(after, legs[:, 2::3], weights.astype(np.float64), orientations=turns[:, 2::3])
+    return aa_to_quat(kept.rotations), moved
+
+
+def _reachable_shift(legs: np.ndarray, shift: np.ndarray, planted: np.ndarray) -> np.ndarray:
+    """Per frame, the root's move (``shift`` ``[frames, 3]``, scaled and lowered) that keeps each
+    planted leg's hip within reach of its ankle: ``legs`` ``[frames, 6, 3]`` are the hips, knees and
+    ankles, ``planted`` ``[frames, 2]`` the feet on the ground. A leg's reach is its length less
+    :data:`~choreo.motion.leg_ik.SOFT_REACH_M` (or as far as the frame had it); the hips move with
+    the root (the pelvis keeps its turn). Where the sway would take a hip out of reach the root is
+    first lowered, up to :data:`_MAX_DROP_M` (the knees bend, as a dancer's who sways less but
+    keeps the step), then the sway is cut. Both are smoothed over :data:`_REACH_FRAMES` either side
+    (the nearby extreme, then the mean, which keeps to it) so the root does not jerk."""
+    share, drop = np.ones(shift.shape[0]), np.zeros(shift.shape[0])
+    planted = _near_planted(planted)
+    gaps, reaches = [], []
+    for hip, knee, ankle in ((0, 1, 2), (3, 4, 5)):
+        gap = legs[:, hip] - legs[:, ankle]
+        length = np.linalg.norm(legs[:, hip] - legs[:, knee], axis=-1)
+        length += np.linalg.norm(legs[:, knee] - legs[:, ankle], axis=-1)
+        gaps.append(gap)
+        reaches.append(np.maximum(length - SOFT_REACH_M, np.linalg.norm(gap, axis=-1)))
+    for foot, (gap, reach) in enumerate(zip(gaps, reaches, strict=True)):
+        # on the floor |gap + w shift| = the reach left beside the hip's height, lowered the most
+        height = np.maximum(gap[:, 1] + shift[:, 1] - _MAX_DROP_M, 0.0)
+        flat = np.maximum(
+            np.sqrt(np.maximum(reach**2 - height**2, 0.0)), np.linalg.norm(gap[:, [0, 2]], axis=-1)
+        )
+        a = np.maximum(np.sum(shift[:, [0, 2]] ** 2, axis=-1), 1e-12)
+        b = np.sum(gap[:, [0, 2]] * shift[:, [0, 2]], axis=-1)
+        c = np.sum(gap[:, [0, 2]] ** 2, axis=-1) - flat**2
+        reached = (-b + np.sqrt(np.maximum(b * b - a * c, 0.0))) / a
+        share = np.minimum(share, np.where(planted[:, foot], reached, 1.0))
+    share = np.clip(_smoothed(share, np.min), 0.0, 1.0)
+    for foot, (gap, reach) in enumerate(zip(gaps, reaches, strict=True)):
+        moved = gap + share[:, None] * shift
+        highest = np.sqrt(np.maximum(reach**2 - np.sum(moved[:, [0, 2]] ** 2, axis=-1), 0.0))
+        drop = np.maximum(drop, np.where(planted[:, foot], moved[:, 1] - highest, 0.0))
+    drop = np.clip(_smoothed(drop, np.max), 0.0, _MAX_DROP_M)
+    return share[:, None] * shift - drop[:, None] * np.array([0.0, 1.0, 0.0])
+
+
+def _near_planted(planted: np.ndarray) -> np.ndarray:
+    """``planted`` ``[frames, 2]`` with each foot also counted down :data:`_NEAR_FRAMES` either side
+    of its contacts: the finished dance's contacts (detected again on its motion) and the feet's
+    locks start and end there too, and a foot moved off its place there pops at the lock's release."""
+    k = _NEAR_FRAMES
+    padded = np.pad(planted, ((k, k), (0, 0)), mode="edge")
+    return np.asarray(np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1, axis=0).any(axis=-1))
+
+
+def _smoothed(values: np.ndarray, extreme: Callable[..., np.ndarray]) -> np.ndarray:
+    """``values`` with each frame the mean over :data:`_REACH_FRAMES` either side of the ``extreme``
+    (np.min or np.max) over as many: every frame keeps to the bound its own value set."""
+    n, k = values.size, _REACH_FRAMES
+    windows = np.lib.stride_tricks.sliding_window_view(np.pad(values, k, mode="edge"), 2 * k + 1)
+    near = extreme(windows, axis=-1)
+    return np.convolve(np.pad(near, k, mode="edge"), np.ones(2 * k + 1) / (2 * k + 1), "valid")[:n]
 
 
 def _turn(quats: np.ndarray, root: np.ndarray, yaw: float) -> tuple[np.ndarray, np.ndarray]:
@@ -177,8 +283,10 @@ def build_guide(library: PhraseLibrary, plan: Plan, n_frames: int, fps: float) -
         source_q, source_root, source_feet, offset_s = _source(library, p)
         times_s = segment_warp(library, seg).phrase_time(frames / fps) + offset_s
         seg_q, seg_root = _sample(source_q, source_root, times_s)
-        seg_q = scale_arms(seg_q, seg.arm_amplitude)
         feet = source_feet[np.clip(np.rint(times_s * LIBRARY_FPS).astype(int), 0, source_feet.shape[0] - 1)]
+        seg_q, seg_root = scale_body(
+            scale_arms(seg_q, seg.arm_amplitude), seg_root, seg.body_amplitude, planted=feet
+        )
         key = int(library.phrase_key[p])
         end_key = key + int(library.phrase_beats[p])
         turn = (yaw_end if i else 0.0) - float(library.key_heading[key])

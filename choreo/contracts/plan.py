@@ -56,6 +56,11 @@ class Segment:
     arm_amplitude: float = 1.0
     """How much of the phrase's arm movement is danced: 1 all of it, less brings the arms towards
     their mean pose over the segment (a workout's gentler 8-counts, ``choreo.workout.planner``)."""
+    body_amplitude: float = 1.0
+    """How big the phrase is danced above its feet: 1 as it is, less (more) scales the root's sway
+    and bounce and the trunk's, head's and arms' rotations about their means over the segment, the
+    feet kept where they step (:func:`choreo.choreography.guide.scale_body`; a workout's 8-counts
+    following their target energy, :mod:`choreo.workout.intensity`)."""
 
     @property
     def start_s(self) -> float:

@@ -11,10 +11,16 @@ teach another and a third, combine the last two (``B C B' C'``), and again. Each
 one 8-beat library phrase that passes the workout's rules
 (:func:`choreo.workout.safety.screen_phrases`) and was not danced before (no
 shared source second), chosen for the block's mean target intensity
-(:func:`choreo.workout.curves.target_intensity`, matched in the phrases' motion
+(:func:`choreo.workout.curves.target_intensity`, the block's mean, matched in the phrases' motion
 energy, the mean squared joint speed ``choreo eval`` reports), for looping
 well (its end pose near its own start and its mirror image's), for staying on
 the spot, for the song's tempo and for the style asked for.
+
+Each 8-count's arms are danced gentler where its move is above its target
+(``arm_amplitude``), then its whole body above the feet bigger or smaller
+(``body_amplitude``) until the guide's energy per 8-count is the target's
+(:func:`choreo.workout.intensity.follow_on_guide`; the pipeline corrects it again from
+the finished motion, :func:`choreo.pipeline.follow_intensity`).
 
 The plan is an ordinary :class:`~choreo.contracts.plan.Plan` (the blend performs
 it like any other) with a :class:`~choreo.contracts.routine.WorkoutPlan`: the
@@ -40,6 +46,7 @@ from choreo.motion.kinematics import joint_positions
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import quat_to_aa
 from choreo.workout.curves import target_intensity
+from choreo.workout.intensity import follow_on_guide
 from choreo.workout.moves import distinguish, move_name, phrase_features
 from choreo.workout.safety import screen_phrases
 
@@ -404,7 +411,7 @@ def plan_workout(
                 kind = "teach"
             if kind == "teach":
                 a = chooser.pick(
-                    float(block_targets.max()),
+                    float(block_targets.mean()),
                     span,
                     beats=MOVE_BEATS,
                     after=last_phrase,
@@ -474,7 +481,7 @@ def plan_workout(
         excluded_phrases=listed,
         target_energy_m2_s2=(round(chooser.e_lo, 4), round(chooser.e_hi, 4)),
     )
-    return replace(plan, notes=(*plan.notes, note), routine=workout)
+    return follow_on_guide(library, replace(plan, notes=(*plan.notes, note), routine=workout))
 
 
 def _cue_sheet(library: PhraseLibrary, plan: Plan, parts: list[tuple]) -> tuple[Cue, ...]:

@@ -24,7 +24,7 @@ from choreo.models.energy import energy_calibration, intensity_level, kcal_per_m
 from choreo.motion import Motion, joint_positions
 from choreo.workout.safety import measure_safety
 
-__all__ = ["cue_energy", "met_error_to_target", "routine_sheet"]
+__all__ = ["aimed_energy", "cue_energy", "met_error_to_target", "routine_sheet"]
 
 
 def cue_energy(positions: np.ndarray, fps: float, spans_s: list[tuple[float, float]]) -> np.ndarray:
@@ -34,6 +34,13 @@ def cue_energy(positions: np.ndarray, fps: float, spans_s: list[tuple[float, flo
         a, b = int(round(start * fps)), min(int(round(end * fps)) + 1, positions.shape[0])
         out[i] = motion_energy(positions[a:b], fps=fps) if b - a >= 2 else 0.0
     return out
+
+
+def aimed_energy(targets: np.ndarray, target_energy_m2_s2: tuple[float, float]) -> np.ndarray:
+    """The motion energy (m^2/s^2) ``targets`` (0..1) aim at: on the line ``target_energy_m2_s2``,
+    the plan's energy for intensity 0 and 1."""
+    low, high = target_energy_m2_s2
+    return low + np.asarray(targets, dtype=np.float64) * (high - low)
 
 
 def met_error_to_target(
@@ -46,11 +53,10 @@ def met_error_to_target(
     Where a profile's target is nearly flat (``steady`` between its warm-up and cool-down) the
     correlation says little, this still does. ``None`` without 8-counts or a target energy.
     """
-    low, high = target_energy_m2_s2
-    if len(energy) == 0 or high <= 0:
+    if len(energy) == 0 or target_energy_m2_s2[1] <= 0:
         return None
     calibration = energy_calibration()
-    aimed = low + np.asarray(targets, dtype=np.float64) * (high - low)
+    aimed = aimed_energy(targets, target_energy_m2_s2)
     met = np.array([calibration.met(float(e)) for e in energy])
     met_aimed = np.array([calibration.met(float(e)) for e in aimed])
     return float(np.sqrt(np.mean((met - met_aimed) ** 2)))
