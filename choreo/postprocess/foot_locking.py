@@ -14,8 +14,11 @@ than at its start, so the legs reach less far, the pelvis drops less and fewer
 locks give way. The foot
 reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
 from the first frame of the contact, and lets go over :data:`EASE_S` after
-lift-off; between two contacts closer than that the foot goes from the one
-lock to the other (no jump from lock to lock). The legs reach the locks with
+lift-off, or longer where the lock is far from where the dance has the foot: an ease, and a lock
+giving way, move the foot no faster than the dance's foot plus :data:`MAX_LET_GO_SPEED_M_S`
+(:func:`~choreo.postprocess.lock_schedule.schedule_locks`); between two contacts closer than that the
+foot goes from the one lock to the other (no jump from lock to lock), beginning before lift-off
+where the gap is too short. The legs reach the locks with
 the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`, whose soft reach
 keeps knees from snapping straight); where a lock lies beyond a leg's
 comfortable reach the pelvis lowers, by at most :data:`MAX_PELVIS_DROP_M`,
@@ -76,6 +79,7 @@ __all__ = [
     "HANDOVER_S",
     "MAX_KEEP_SHIFT_M",
     "MAX_PELVIS_DROP_M",
+    "MAX_LET_GO_SPEED_M_S",
     "REACH_MARGIN_M",
     "SWING_CLEARANCE_M",
     "SWING_SPEED_M_S",
@@ -83,7 +87,7 @@ __all__ = [
 ]
 
 EASE_S = 0.2
-"""How long a foot takes to reach its lock before touch-down, and to let go of it after lift-off."""
+"""How long a foot takes, at least, to reach its lock before touch-down and to let go of it after lift-off."""
 
 MAX_PELVIS_DROP_M = 0.14
 """The most the pelvis lowers (for the SMPL body) to bring a lock within reach."""
@@ -96,6 +100,11 @@ HANDOVER_S = 0.1
 
 MAX_KEEP_SHIFT_M = 0.2
 """The most the root moves (for the SMPL body) to keep the last foot down, with ``keep_one_foot_down``."""
+
+MAX_LET_GO_SPEED_M_S = 1.0
+"""The fastest (for the SMPL body) a foot moves between its lock and where the dance has it, as a lock
+is reached, let go of or given way: a lock held 0.9 m from the dance's foot that gave way over two
+frames moved the foot at 21 m/s (issues 21 and 23); now that let-go takes 0.9 s."""
 
 REACH_MARGIN_M = 0.005
 """A locked leg is kept this much short of straight (a knee of about 167 degrees at most)."""
@@ -167,6 +176,7 @@ def lock_feet(
     ankles, toes = _ankles_and_toes(motion, (positions, world))
     own = world[:, ANKLE_COLUMNS]
     ease = max(1, int(round(EASE_S * motion.fps)))
+    max_step = MAX_LET_GO_SPEED_M_S * body_scale(skeleton) / motion.fps
 
     n = motion.n_frames
     targets = ankles.copy()
@@ -197,7 +207,7 @@ def lock_feet(
             )
             for run, heel_down in zip(runs, on_heel, strict=True)
         ]
-        plan = schedule_locks(runs, locks, ankles[:, leg], own[:, leg], ease)
+        plan = schedule_locks(runs, locks, ankles[:, leg], own[:, leg], ease, max_step)
         targets[:, leg], weights[:, leg] = plan.targets, plan.weights
         turn_from[:, leg], turn_to[:, leg], towards[:, leg] = plan.turn_from, plan.turn_to, plan.towards
     orientations = turn_from
@@ -213,7 +223,7 @@ def lock_feet(
         kept, shift = _keep_last_lock(motion, positions, targets, weights, short, drop)
         give_way[kept] = 0.0
         root += shift
-    weights = weights * (1.0 - give_way)
+    weights = _bounded_weights(weights * (1.0 - give_way), targets - ankles, motion.fps, body_scale(skeleton))
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)
 
@@ -439,6 +449,24 @@ def _keep_last_lock(
     fps = motion.fps
     shift = _smooth_above(np.maximum(need, 0.0), fps) - _smooth_above(np.maximum(-need, 0.0), fps)
     return kept | leaving, np.clip(shift, -bound, bound)
+
+
+def _bounded_weights(weights: np.ndarray, apart: np.ndarray, fps: float, scale: float) -> np.ndarray:
+    """The lock weights ``[frames, 2]`` raised where they change faster than the foot may move.
+
+    A weight moves the foot by its change times ``apart`` ``[frames, 2, 3]`` (the lock's target
+    less the dance's foot), so where that would be faster than :data:`MAX_LET_GO_SPEED_M_S`
+    (times ``scale``) a falling weight falls later and slower (a let-go or give-way that takes as
+    long as its distance needs) and a rising one starts rising sooner. Weights are only raised:
+    a foot is held longer, never let go of sooner.
+    """
+    step = MAX_LET_GO_SPEED_M_S * scale / fps / np.maximum(np.linalg.norm(apart, axis=-1), 1e-9)
+    out = weights.copy()
+    for frame in range(1, out.shape[0]):  # a fall: no faster than the step
+        out[frame] = np.maximum(out[frame], out[frame - 1] - step[frame])
+    for frame in range(out.shape[0] - 2, -1, -1):  # a rise: begun soon enough
+        out[frame] = np.maximum(out[frame], out[frame + 1] - step[frame])
+    return out
 
 
 def _smooth_above(need: np.ndarray, fps: float, cutoff_hz: float = DEFAULT_ROOT_CUTOFF_HZ) -> np.ndarray:

@@ -92,7 +92,12 @@ def smootherstep(t: np.ndarray) -> np.ndarray:
 
 
 def schedule_locks(
-    runs: list[tuple[int, int]], locks: list[Lock], ends: np.ndarray, own: np.ndarray, ease: int
+    runs: list[tuple[int, int]],
+    locks: list[Lock],
+    ends: np.ndarray,
+    own: np.ndarray,
+    ease: int,
+    max_step: float | None = None,
 ) -> Schedule:
     """The schedule of one limb held by ``locks`` over its contact ``runs`` (one lock a run).
 
@@ -103,6 +108,14 @@ def schedule_locks(
     ends : the end joint's own world positions ``[frames, 3]`` (the targets where nothing holds it)
     own : its own world rotations ``[frames, 3, 3]``
     ease : frames over which a lock is reached before touch-down and let go of after lift-off
+    max_step : the most (metres a frame) an ease may move the end joint against its own path. Out
+        of a contact the target then goes along with the path, offset by where the lock is from it
+        at lift-off (or touch-down), and the offset fades over as many frames as that takes
+        (``ease`` at least): the end joint moves no faster than its own path plus ``max_step``,
+        however far from it the lock is. Where two contacts are too close for the one offset to
+        turn into the other so, the move begins that much before lift-off, the held end joint
+        following towards the next lock. None: the targets are the locks themselves, every ease
+        ``ease`` frames.
     """
     n = ends.shape[0]
     targets = ends.copy()
@@ -114,21 +127,88 @@ def schedule_locks(
     for before, after in zip([None, *range(len(runs))], [*range(len(runs)), None], strict=True):
         if not runs:
             break
-        lo = runs[before][1] if before is not None else max(0, runs[0][0] - ease)
-        hi = runs[after][0] if after is not None else min(n, runs[-1][1] + ease)
-        frames = np.arange(lo, hi)
-        share = np.zeros(frames.size)
+        lifted = runs[before][1] if before is not None else 0  # the lift-off frame, and the touch-down's
+        landed = runs[after][0] if after is not None else n
+        early = 0  # how far before lift-off the move between two locks begins
+        if before is not None and after is not None:
+            early = _early(locks[before], locks[after], ends, own, runs[before], landed, max_step)
+        leaving = None if before is None else _offset(locks[before], ends, own, lifted - early - 1)
+        arriving = None if after is None else _offset(locks[after], ends, own, landed)
+        release = ease if leaving is None else _ease_frames(float(np.linalg.norm(leaving)), ease, max_step)
+        reach = ease if arriving is None else _ease_frames(float(np.linalg.norm(arriving)), ease, max_step)
+        lo = lifted if before is not None else max(0, landed - reach)
+        hi = landed if after is not None else min(n, lifted + release)
+        first = lo - early
+        frames = np.arange(first, hi)
+        share = np.ones(frames.size)  # the frames before lift-off are held
+        gap = frames >= lo
         if before is not None:
-            share = np.maximum(share, 1.0 - (frames - lo + 1) / (ease + 1))
+            share[gap] = 1.0 - (frames[gap] - lo + 1) / (release + 1)
         if after is not None:
-            share = np.maximum(share, 1.0 - (hi - frames) / (ease + 1))
+            share[gap] = np.maximum(
+                share[gap] if before is not None else 0.0, 1.0 - (hi - frames[gap]) / (reach + 1)
+            )
         frames, share = frames[share > 0], smootherstep(np.clip(share[share > 0], 0.0, 1.0))
         if frames.size == 0:
             continue
         spots = [locks[i].at(own[frames]) for i in (before, after) if i is not None]
-        way = smootherstep((frames - lo + 1) / (hi - lo + 1)) if len(spots) == 2 else np.zeros(frames.size)
-        targets[frames] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
+        way = (
+            smootherstep((frames - first + 1) / (hi - first + 1))
+            if len(spots) == 2
+            else np.zeros(frames.size)
+        )
+        if max_step is None:
+            targets[frames] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
+        else:
+            offsets = [o for o in (leaving, arriving) if o is not None]
+            targets[frames] = ends[frames] + offsets[0] + way[:, None] * (offsets[-1] - offsets[0])
         turn_from[frames], turn_to[frames] = spots[0][1], spots[-1][1]
         towards[frames] = way
         weights[frames] = share
     return Schedule(targets, weights, turn_from, turn_to, towards)
+
+
+_PEAK_SLOPE = 1.875
+"""The steepest slope of :func:`smootherstep`: an ease over ``k`` frames moves ``1.875 / (k + 1)`` of
+its distance in its fastest frame."""
+
+
+def _ease_frames(distance: float, ease: int, max_step: float | None) -> int:
+    """How many frames an ease over ``distance`` metres lasts so that no frame moves more than
+    ``max_step`` metres (``ease`` at least; ``ease`` where ``max_step`` is None)."""
+    if max_step is None:
+        return ease
+    return max(ease, int(np.ceil(_PEAK_SLOPE * distance / max_step)) - 1)
+
+
+def _offset(lock: Lock, ends: np.ndarray, own: np.ndarray, frame: int) -> np.ndarray:
+    """Where ``lock`` puts the end joint in ``frame``, less where its own path ``ends`` has it ``[3]``."""
+    return lock.at(own[frame : frame + 1])[0][0] - ends[frame]
+
+
+def _early(
+    before: Lock,
+    after: Lock,
+    ends: np.ndarray,
+    own: np.ndarray,
+    run: tuple[int, int],
+    hi: int,
+    max_step: float | None,
+) -> int:
+    """How many frames before lift-off (of ``run``) the move from lock ``before`` to lock ``after``
+    (held from frame ``hi``) begins, so that it moves the end joint no more than ``max_step`` a frame
+    against its own path ``ends``: by how far the one lock is from the path where the move begins
+    and the other at touch-down (a step as long as the dance's own is no faster than the dance's).
+    0 where the gap is long enough (or ``max_step`` is None), at most the whole contact but one frame."""
+    start, stop = run
+    if max_step is None:
+        return 0
+    arriving = _offset(after, ends, own, hi)
+    early = 0
+    for _ in range(4):  # the earlier it begins, the further the held lock may be from the path
+        distance = float(np.linalg.norm(arriving - _offset(before, ends, own, stop - 1 - early)))
+        wanted = int(np.clip(_ease_frames(distance, 0, max_step) - (hi - stop), 0, stop - start - 1))
+        if wanted <= early:
+            break
+        early = wanted
+    return early
