@@ -14,11 +14,16 @@ than at its start, so the legs reach less far, the pelvis drops less and fewer
 locks give way. The foot
 reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
 from the first frame of the contact, and lets go over :data:`EASE_S` after
-lift-off, or longer where the lock is far from where the dance has the foot: an ease, and a lock
-giving way, move the foot no faster than the dance's foot plus :data:`MAX_LET_GO_SPEED_M_S`
-(:func:`~choreo.postprocess.lock_schedule.schedule_locks`); between two contacts closer than that the
-foot goes from the one lock to the other (no jump from lock to lock), beginning before lift-off
-where the gap is too short. The legs reach the locks with
+lift-off; between two contacts closer than that the foot goes from the one
+lock to the other (no jump from lock to lock). Locks at the touch-down points
+(``lock_at_touch_down``) let go at a bounded speed: an ease, and a lock giving way, move the
+foot no faster than the dance's foot plus :data:`MAX_LET_GO_SPEED_M_S`, the ease lasting as long
+as the distance needs, and the move from one lock to the next begins before lift-off where the
+gap is too short (:func:`~choreo.postprocess.lock_schedule.schedule_locks`). Held at the touch-down
+point a lock may end a whole slide (0.9 m) from the dance's foot, and a 0.2 s ease or a give-way
+then snapped the leg at up to 21 m/s; the mean locks of plain dances keep the 0.2 s eases, since
+the longer eases and the slides before lift-off cost them skating (held-out modern 0.89 -> 1.17
+to 1.5 times the mocap's, on the bench of bench/foot_locking.py). The legs reach the locks with
 the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`, whose soft reach
 keeps knees from snapping straight); where a lock lies beyond a leg's
 comfortable reach the pelvis lowers, by at most :data:`MAX_PELVIS_DROP_M`,
@@ -102,9 +107,9 @@ MAX_KEEP_SHIFT_M = 0.2
 """The most the root moves (for the SMPL body) to keep the last foot down, with ``keep_one_foot_down``."""
 
 MAX_LET_GO_SPEED_M_S = 1.0
-"""The fastest (for the SMPL body) a foot moves between its lock and where the dance has it, as a lock
-is reached, let go of or given way: a lock held 0.9 m from the dance's foot that gave way over two
-frames moved the foot at 21 m/s (issues 21 and 23); now that let-go takes 0.9 s."""
+"""With ``lock_at_touch_down``, the fastest (for the SMPL body) a foot moves against where the dance has
+it as its lock is reached, let go of or given way: a lock held 0.9 m from the dance's foot that gave
+way over two frames moved the foot at 21 m/s (issues 21 and 23); now that let-go takes 0.9 s."""
 
 REACH_MARGIN_M = 0.005
 """A locked leg is kept this much short of straight (a knee of about 167 degrees at most)."""
@@ -148,7 +153,8 @@ def lock_feet(
         moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
     lock_at_touch_down : hold each contact at the point where it touched down rather than at
         the mean of its path (a low-impact workout's, with ``keep_one_foot_down``, and the
-        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`)
+        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`), and let it
+        go at a bounded speed (:data:`MAX_LET_GO_SPEED_M_S`)
     min_pelvis_m : the pelvis' drop never takes it under this height (a workout's floor-work
         rule: its pelvis must stay over :data:`~choreo.choreography.phrases.FLOOR_PELVIS_M`); a
         pelvis already under it is not lowered at all, and a lock it leaves out of reach gives way
@@ -176,7 +182,8 @@ def lock_feet(
     ankles, toes = _ankles_and_toes(motion, (positions, world))
     own = world[:, ANKLE_COLUMNS]
     ease = max(1, int(round(EASE_S * motion.fps)))
-    max_step = MAX_LET_GO_SPEED_M_S * body_scale(skeleton) / motion.fps
+    # Touch-down locks end up the whole of a slide from the dance's foot: they let go at a bounded speed.
+    max_step = MAX_LET_GO_SPEED_M_S * body_scale(skeleton) / motion.fps if lock_at_touch_down else None
 
     n = motion.n_frames
     targets = ankles.copy()
@@ -223,7 +230,9 @@ def lock_feet(
         kept, shift = _keep_last_lock(motion, positions, targets, weights, short, drop)
         give_way[kept] = 0.0
         root += shift
-    weights = _bounded_weights(weights * (1.0 - give_way), targets - ankles, motion.fps, body_scale(skeleton))
+    weights = weights * (1.0 - give_way)
+    if lock_at_touch_down:
+        weights = _bounded_weights(weights, targets - ankles, motion.fps, body_scale(skeleton))
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)
 

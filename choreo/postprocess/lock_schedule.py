@@ -157,7 +157,7 @@ def schedule_locks(
             if len(spots) == 2
             else np.zeros(frames.size)
         )
-        if max_step is None:
+        if max_step is None or len(spots) == 2:  # between two locks: from the one to the other
             targets[frames] = spots[0][0] + way[:, None] * (spots[-1][0] - spots[0][0])
         else:
             offsets = [o for o in (leaving, arriving) if o is not None]

@@ -262,12 +262,11 @@ def test_a_foot_goes_from_one_lock_to_the_next_without_a_jump() -> None:
     ankle = joint_positions(lock_feet(motion, ContactTrack(30.0, frames)))[:, ANKLES[0], 2]
     start = joint_positions(motion)[:, ANKLES[0], 2]
     first, second = start[0:10].mean(), start[14:26].mean()  # each lock at its contact's mean
-    np.testing.assert_allclose(ankle[0:2], first, atol=1e-3)
+    np.testing.assert_allclose(ankle[0:10], first, atol=1e-3)
     np.testing.assert_allclose(ankle[14:26], second, atol=1e-3)
-    # 30 cm between the locks, 15 cm more than the dance's foot goes in the gap: the move begins
-    # inside the first contact, forwards only, no step faster than the dance's own plus the let-go's.
-    steps = np.diff(ankle[0:15]) * motion.fps
-    assert (steps > -1e-6).all() and steps.max() < 0.6 + MAX_LET_GO_SPEED_M_S
+    steps = np.diff(ankle[9:15])
+    # 30 cm between the locks, covered over the gap's five steps, forwards only, none of them a jump.
+    assert (steps > -1e-6).all() and steps.max() < 0.45 * (second - first)
 
 
 def test_a_held_heel_stays_as_bent_as_its_ankle_must_and_its_toe_does_not_sweep() -> None:
@@ -313,22 +312,34 @@ def test_a_lock_the_lowered_pelvis_brings_within_reach_keeps_the_sole_on_the_flo
     assert bend_angles_deg(locked, "hip", "knee", "ankle").max() < 175.0
 
 
-@pytest.mark.parametrize(
-    ("speed_m_s", "contact_frames", "touch_down"),
-    [(0.6, 90, True), (0.6, 90, False), (0.4, 30, True), (0.8, 20, True)],
-)
-def test_a_lock_let_go_far_from_the_dance_foot_moves_the_foot_at_a_bounded_speed(
-    speed_m_s: float, contact_frames: int, touch_down: bool
+@pytest.mark.parametrize(("speed_m_s", "contact_frames"), [(0.6, 90), (0.4, 30), (0.8, 20)])
+def test_a_touch_down_lock_let_go_far_from_the_dance_foot_moves_the_foot_at_a_bounded_speed(
+    speed_m_s: float, contact_frames: int
 ) -> None:
-    """Gliding on with the left heel held: over 90 frames the lock falls out of reach and gives way
-    0.4 m behind the dance's foot; over 20 or 30 it is let go of at lift-off 0.4 m behind. Either way
-    the foot goes back to the dance's at no more than the dance's own speed plus about
-    :data:`MAX_LET_GO_SPEED_M_S` (the soft reach of a stretched leg adds some); before, a give-way
-    or a 0.2 s ease moved it at 3.7 to 13 m/s."""
+    """Gliding on with the left heel held where it touched down: over 90 frames the lock falls out of
+    reach and gives way 0.4 m behind the dance's foot; over 20 or 30 it is let go of at lift-off 0.4 m
+    behind. Either way the foot goes back to the dance's at no more than the dance's own speed plus
+    about :data:`MAX_LET_GO_SPEED_M_S` (the soft reach of a stretched leg adds some); before, a
+    give-way or a 0.2 s ease moved it at 3.7 to 12 m/s."""
     motion = _gliding(speed_m_s, 3.0, 30.0)
-    locked = lock_feet(motion, _left_down(motion, 0, contact_frames), lock_at_touch_down=touch_down)
+    locked = lock_feet(motion, _left_down(motion, 0, contact_frames), lock_at_touch_down=True)
     ankle, dance = joint_positions(locked)[:, ANKLES[0]], joint_positions(motion)[:, ANKLES[0]]
     assert np.linalg.norm((ankle - dance)[:, [0, 2]], axis=1).max() > 0.35  # let go far from the dance's foot
     np.testing.assert_allclose(ankle[-1, [0, 2]], dance[-1, [0, 2]], atol=1e-3)  # and back on it
     speed = np.linalg.norm(np.diff(ankle, axis=0), axis=1) * motion.fps
     assert speed.max() < speed_m_s + 1.6 * MAX_LET_GO_SPEED_M_S
+
+
+def test_two_touch_down_locks_too_close_for_the_move_begin_it_before_lift_off() -> None:
+    """A touch-down lock left 0.4 m behind the dance's foot and the next contact four frames on: the
+    foot goes from the one lock to the other no faster than the dance plus the let-go's speed, the
+    move begun inside the first contact; before, over the four frames of the gap at 5.5 m/s."""
+    motion = _gliding(0.8, 1.5, 30.0)
+    frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
+    frames[0:15, 0] = frames[19:40, 0] = True
+    ankle = joint_positions(lock_feet(motion, ContactTrack(30.0, frames), lock_at_touch_down=True))
+    z = ankle[:, ANKLES[0], 2]
+    start = joint_positions(motion)[:, ANKLES[0], 2]
+    assert z[0] == pytest.approx(start[0], abs=1e-3) and z[14] - start[0] > 0.2  # on its way before lift-off
+    np.testing.assert_allclose(z[19:30], start[19], atol=1e-3)  # held (later it gives way, gliding on)
+    assert (np.diff(z[0:20]) * motion.fps).max() < 0.8 + 1.6 * MAX_LET_GO_SPEED_M_S
