@@ -52,7 +52,7 @@ from choreo.postprocess.facing import face_front
 from choreo.postprocess.joint_limits import clamp_joint_limits
 from choreo.runners import synth_runner
 from choreo.settings import Settings, get_settings
-from choreo.workout.safety import LOCK_MIN_PELVIS_M, hold_a_foot_down, keep_a_foot_down, plant_a_foot
+from choreo.workout.safety import LOCK_MIN_PELVIS_M, finish_low_impact, hold_a_foot_down
 from engines.runner import SongRunner
 from exporters.registry import CONTACT_SHEET_FORMAT, ExportRequest, write_file
 
@@ -258,7 +258,8 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
     wherever the finished motion's own contact track has neither down
     (:func:`choreo.workout.safety.plant_a_foot`). A workout is clamped to the joint limits again
     after that, and a low-impact one keeps a foot on the floor in every frame
-    (:func:`choreo.workout.safety.keep_a_foot_down`).
+    (:func:`choreo.workout.safety.keep_a_foot_down`), those three passes in rounds until the
+    track has a foot down everywhere (:func:`choreo.workout.safety.finish_low_impact`).
     """
     motion = face_front(generated.motion)
     n_frames = frames_for_duration(generated.song.duration_s, options.fps)
@@ -271,14 +272,13 @@ def finish_motion(generated: GeneratedMotion, options: RenderOptions) -> Motion:
         contacts=finished_contacts(generated, motion),
         keep_one_foot_down=low_impact,
         lock_at_touch_down=low_impact,
+        bounded_let_go=low_impact,
         min_pelvis_m=LOCK_MIN_PELVIS_M if workout is not None else 0.0,
     )
     if low_impact:
-        motion = plant_a_foot(motion)
-    if workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
+        motion = finish_low_impact(motion)
+    elif workout is not None:  # the joint limits are a workout's safety rule: after the feet's locks too
         motion = clamp_joint_limits(motion)
-        if low_impact:
-            motion = keep_a_foot_down(motion)
     return in_place(motion) if options.in_place else motion
 
 

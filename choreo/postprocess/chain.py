@@ -32,6 +32,7 @@ def postprocess(
     contacts: ContactTrack | None = None,
     keep_one_foot_down: bool = False,
     lock_at_touch_down: bool = False,
+    bounded_let_go: bool = False,
     min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Smooth, bend the legs onto the floor, clamp to joint limits, ground, lock the feet and the hands.
@@ -59,6 +60,8 @@ def postprocess(
         :func:`~choreo.postprocess.foot_locking.lock_feet`)
     lock_at_touch_down : the feet's locks hold each contact where it touched down, not at the
         mean of its path (a low-impact workout's; :func:`~choreo.postprocess.foot_locking.lock_feet`)
+    bounded_let_go : the feet's locks are reached and let go of at a bounded foot speed (a finished
+        low-impact workout's; :func:`~choreo.postprocess.foot_locking.lock_feet`)
     min_pelvis_m : the feet's locks never lower the pelvis under this height (a workout's
         floor-work rule; :func:`~choreo.postprocess.foot_locking.lock_feet`)
 
@@ -86,6 +89,7 @@ def postprocess(
             joint_limits=joint_limits,
             keep_one_foot_down=keep_one_foot_down,
             lock_at_touch_down=lock_at_touch_down,
+            bounded_let_go=bounded_let_go,
             min_pelvis_m=min_pelvis_m,
         )
         out = lock_hands(feet, track, joint_limits=joint_limits)

@@ -15,9 +15,10 @@ locks give way. The foot
 reaches its lock over :data:`EASE_S` before touch-down, so it is on the floor
 from the first frame of the contact, and lets go over :data:`EASE_S` after
 lift-off; between two contacts closer than that the foot goes from the one
-lock to the other (no jump from lock to lock). Locks at the touch-down points
-(``lock_at_touch_down``) let go at a bounded speed: an ease, and a lock giving way, move the
-foot no faster than the dance's foot plus :data:`MAX_LET_GO_SPEED_M_S`, the ease lasting as long
+lock to the other (no jump from lock to lock). With ``bounded_let_go`` (a finished low-impact
+workout's, whose locks are at the touch-down points, but not the screen that picks its phrases,
+where it let other phrases through) locks let go at a bounded speed: an ease, and a lock giving
+way, move the foot no faster than the dance's foot plus :data:`MAX_LET_GO_SPEED_M_S`, the ease lasting as long
 as the distance needs, and the move from one lock to the next begins before lift-off where the
 gap is too short (:func:`~choreo.postprocess.lock_schedule.schedule_locks`). Held at the touch-down
 point a lock may end a whole slide (0.9 m) from the dance's foot, and a 0.2 s ease or a give-way
@@ -138,6 +139,7 @@ def lock_feet(
     joint_limits: Mapping[str, JointLimit] | None = None,
     keep_one_foot_down: bool = False,
     lock_at_touch_down: bool = False,
+    bounded_let_go: bool = False,
     min_pelvis_m: float = 0.0,
 ) -> Motion:
     """Hold every foot in contact at the mean of its path, bending the legs, lowering the pelvis if need be.
@@ -153,8 +155,11 @@ def lock_feet(
         moves towards its lock instead, within :data:`MAX_KEEP_SHIFT_M`
     lock_at_touch_down : hold each contact at the point where it touched down rather than at
         the mean of its path (a low-impact workout's, with ``keep_one_foot_down``, and the
-        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`), and let it
-        go at a bounded speed (:data:`MAX_LET_GO_SPEED_M_S`)
+        screen that picks its phrases: :func:`choreo.workout.safety.performed_flight`)
+    bounded_let_go : reach, let go of and give up each lock no faster than the dance's foot plus
+        :data:`MAX_LET_GO_SPEED_M_S` (a finished low-impact workout's, whose touch-down locks can
+        end a whole slide from the dance's foot; not its phrase screen, whose choice of phrases it
+        would change)
     min_pelvis_m : the pelvis' drop never takes it under this height (a workout's floor-work
         rule: its pelvis must stay over :data:`~choreo.choreography.phrases.FLOOR_PELVIS_M`); a
         pelvis already under it is not lowered at all, and a lock it leaves out of reach gives way
@@ -182,8 +187,8 @@ def lock_feet(
     ankles, toes = _ankles_and_toes(motion, (positions, world))
     own = world[:, ANKLE_COLUMNS]
     ease = max(1, int(round(EASE_S * motion.fps)))
-    # Touch-down locks end up the whole of a slide from the dance's foot: they let go at a bounded speed.
-    max_step = MAX_LET_GO_SPEED_M_S * body_scale(skeleton) / motion.fps if lock_at_touch_down else None
+    # Touch-down locks can end up a whole slide from the dance's foot: let go at a bounded speed.
+    max_step = MAX_LET_GO_SPEED_M_S * body_scale(skeleton) / motion.fps if bounded_let_go else None
 
     n = motion.n_frames
     targets = ankles.copy()
@@ -231,7 +236,7 @@ def lock_feet(
         give_way[kept] = 0.0
         root += shift
     weights = weights * (1.0 - give_way)
-    if lock_at_touch_down:
+    if bounded_let_go:
         weights = _bounded_weights(weights, targets - ankles, motion.fps, body_scale(skeleton))
     lowered = motion.replace(root_translation=root, rotations=motion.rotations.astype(np.float64))
     return _settle_on_floor(place_ankles(lowered, targets, weights, orientations), weights, joint_limits)

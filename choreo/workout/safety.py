@@ -46,7 +46,7 @@ from choreo.motion.motion import Motion
 from choreo.motion.skeleton import SMPL
 from choreo.postprocess.chain import postprocess
 from choreo.postprocess.contacts import detect_contacts
-from choreo.postprocess.joint_limits import limit_violation_mask
+from choreo.postprocess.joint_limits import clamp_joint_limits, limit_violation_mask
 from choreo.postprocess.lock_schedule import contact_runs, smoothstep
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "FLIGHT_TOLERANCE_M",
     "SafetyReport",
     "contact_flight",
+    "finish_low_impact",
     "hold_a_foot_down",
     "keep_a_foot_down",
     "measure_safety",
@@ -89,7 +90,8 @@ foot still moving two frames (at 30 fps) beside the gap reads as moving in it.""
 PLANT_EASE_S = 0.1
 """How long a foot planted by :func:`plant_a_foot` takes to reach its place, and to leave it."""
 PLANT_PASSES = 3
-"""How many times :func:`plant_a_foot` reads the track again and plants what is still in flight."""
+"""How many times :func:`plant_a_foot` reads the track again and plants what is still in flight, and the
+most rounds of :func:`finish_low_impact`."""
 FLIGHT_TOLERANCE_M = 0.02
 """A phrase whose feet all rise at most this much above their contact heights (a heel lifting a
 little late) is low impact: :func:`keep_a_foot_down` lowers the finished body onto the floor there."""
@@ -269,6 +271,24 @@ def hold_a_foot_down(track: ContactTrack) -> ContactTrack:
         source = start - 1 if start > 0 else stop
         frames[start:stop, :4] = frames[source, :4]
     return ContactTrack(track.fps, frames)
+
+
+def finish_low_impact(motion: Motion) -> Motion:
+    """A low-impact routine's last passes after the feet's locks: a foot planted through every run
+    of frames with neither down (:func:`plant_a_foot`), the joints clamped into their limits, the
+    body lowered where no foot point is on the floor (:func:`keep_a_foot_down`), in rounds until
+    the finished motion's own contact track has a foot down in every frame (at most
+    :data:`PLANT_PASSES` rounds).
+
+    Each pass moves the feet the next one reads: the clamp and the lowering can leave a planted
+    foot moving faster than the track allows a standing foot (4 frames of the 12.6-minute held-out
+    intervals routine did, with the let-go bounded in speed), and one more round plants it.
+    """
+    for _ in range(PLANT_PASSES):
+        motion = keep_a_foot_down(clamp_joint_limits(plant_a_foot(motion)))
+        if not contact_flight(detect_contacts(motion)).any():
+            break
+    return motion
 
 
 def plant_a_foot(motion: Motion) -> Motion:

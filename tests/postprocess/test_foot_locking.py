@@ -322,7 +322,9 @@ def test_a_touch_down_lock_let_go_far_from_the_dance_foot_moves_the_foot_at_a_bo
     about :data:`MAX_LET_GO_SPEED_M_S` (the soft reach of a stretched leg adds some); before, a
     give-way or a 0.2 s ease moved it at 3.7 to 12 m/s."""
     motion = _gliding(speed_m_s, 3.0, 30.0)
-    locked = lock_feet(motion, _left_down(motion, 0, contact_frames), lock_at_touch_down=True)
+    locked = lock_feet(
+        motion, _left_down(motion, 0, contact_frames), lock_at_touch_down=True, bounded_let_go=True
+    )
     ankle, dance = joint_positions(locked)[:, ANKLES[0]], joint_positions(motion)[:, ANKLES[0]]
     assert np.linalg.norm((ankle - dance)[:, [0, 2]], axis=1).max() > 0.35  # let go far from the dance's foot
     np.testing.assert_allclose(ankle[-1, [0, 2]], dance[-1, [0, 2]], atol=1e-3)  # and back on it
@@ -337,7 +339,9 @@ def test_two_touch_down_locks_too_close_for_the_move_begin_it_before_lift_off() 
     motion = _gliding(0.8, 1.5, 30.0)
     frames = np.zeros((motion.n_frames, len(CONTACT_POINTS)), dtype=bool)
     frames[0:15, 0] = frames[19:40, 0] = True
-    ankle = joint_positions(lock_feet(motion, ContactTrack(30.0, frames), lock_at_touch_down=True))
+    ankle = joint_positions(
+        lock_feet(motion, ContactTrack(30.0, frames), lock_at_touch_down=True, bounded_let_go=True)
+    )
     z = ankle[:, ANKLES[0], 2]
     start = joint_positions(motion)[:, ANKLES[0], 2]
     assert z[0] == pytest.approx(start[0], abs=1e-3) and z[14] - start[0] > 0.2  # on its way before lift-off

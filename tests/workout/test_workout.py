@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -308,3 +310,20 @@ def test_low_impact_dances_no_move_faster_than_the_tempo_range(library: PhraseLi
         return sum(s.stretch < MIN_STRETCH for s in plan.segments if not s.free)
 
     assert quick("high") > 0 and quick("low") == 0
+
+
+def test_finish_low_impact_plants_what_the_clamp_and_the_lowering_leave_in_flight() -> None:
+    """40 frames of a finished low-impact routine before its last passes (a foot let go of at a
+    bounded speed slides along the floor while the other comes down: neither counts as down). One
+    round of planting, clamping and lowering left 4 such frames in the routine; the rounds leave none."""
+    from choreo.postprocess.contacts import detect_contacts
+    from choreo.postprocess.joint_limits import clamp_joint_limits
+    from choreo.workout.safety import contact_flight, finish_low_impact, plant_a_foot
+
+    data = np.load(Path(__file__).parent / "data" / "let_go_lurch.npz")
+    motion = Motion(float(data["fps"]), data["root"], data["rotations"])
+    assert contact_flight(detect_contacts(motion)).sum() == 3
+    once = keep_a_foot_down(clamp_joint_limits(plant_a_foot(motion)))
+    assert contact_flight(detect_contacts(once)).any()
+    report = measure_safety(finish_low_impact(motion))
+    assert report.contact_flight_frames == 0 and report.flight_frames == 0 and report.limit_violations == 0
