@@ -90,6 +90,11 @@ def celery_config(settings: ServiceSettings) -> dict[str, Any]:
             "queue_order_strategy": "priority",
         },
         "broker_connection_retry_on_startup": True,
+        # After a lost broker connection Celery lowers the prefetch count by the tasks still running
+        # and raises it again only as tasks received after the reconnect are acknowledged; with one
+        # message per thread there is nothing to over-fetch, and a CI run saw both CPU workers take
+        # nothing for minutes after Redis was SIGKILLed and restarted under load.
+        "worker_enable_prefetch_count_reduction": False,
         "worker_hijack_root_logger": False,
         "task_track_started": False,
     }

@@ -246,3 +246,13 @@ def rebuild_index(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def log_warnings(folder: Path, lines: int = 15) -> dict[str, str]:
+    """The last warnings and errors in each ``*.log`` of a stack's log folder, for a failed
+    assertion: the logs go with the test's temporary files, and CI keeps only what it printed."""
+    tails = {}
+    for log in sorted(folder.glob("*.log")):
+        text = log.read_text(errors="replace").splitlines()
+        tails[log.name] = "\n".join([ln for ln in text if "WARNING" in ln or "ERROR" in ln][-lines:])
+    return tails

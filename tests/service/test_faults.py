@@ -45,7 +45,7 @@ from choreo.service.records import JobOptions, JobRecord, new_id
 from choreo.service.teams import rotate_callback_secret
 from choreo.service.tracks import get_track
 from tests.harness.localstack import LocalStack, free_ports
-from tests.service.helpers import MUSIC, SONGS, rebuild_index
+from tests.service.helpers import MUSIC, SONGS, log_warnings, rebuild_index
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]
 
@@ -193,7 +193,8 @@ class FaultStack:
                 pass
             time.sleep(0.5)
         states = {j: (v.get("state"), v.get("error_code"), v.get("error_message")) for j, v in jobs.items()}
-        assert all(s[0] == "done" for s in states.values()) and len(states) == len(job_ids), states
+        not_done = {j: states.get(j) for j in job_ids if states.get(j, (None,))[0] != "done"}
+        assert not not_done, (not_done, log_warnings(self.local.log_dir, 20))
         for job_id in job_ids:
             # The end is announced (and so marked) by a write after the one that marked it done.
             announced_by = time.monotonic() + 15

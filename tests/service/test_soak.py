@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.helpers import MUSIC, REPO_ROOT
+from tests.service.helpers import MUSIC, REPO_ROOT, log_warnings
 
 pytestmark = [pytest.mark.service, pytest.mark.faults]
 
@@ -50,24 +50,11 @@ def test_a_five_minute_chaos_soak_passes_every_check(tmp_path: Path) -> None:
         report["jobs"],
         report["log"]["faults"],
         report["processes_alive_after_settle"],
-        _log_tails(report),
+        report["redis"]["after_cleanup"]["keys_without_ttl_by_kind"],
+        log_warnings(Path(report["logs_kept"])) if report.get("logs_kept") else {},
     )
     assert report["faults"]["injected"] >= max(1, int(MINUTES)), report[
         "faults"
     ]  # a fault every 30 s on average
     assert report["jobs"]["by_state"].get("done", 0) > 0, report["jobs"]
     assert run.returncode == 0, run.stderr[-3000:]
-
-
-def _log_tails(report: dict) -> dict[str, str]:
-    """The last warnings and errors of each process of a failed soak's stack, for the assertion."""
-    folder = report.get("logs_kept")
-    if not folder or not Path(folder).is_dir():
-        return {}
-    tails = {}
-    for log in sorted(Path(folder).glob("*.log")):
-        lines = [
-            ln for ln in log.read_text(errors="replace").splitlines() if "WARNING" in ln or "ERROR" in ln
-        ]
-        tails[log.name] = "\n".join(lines[-15:])
-    return tails
