@@ -199,7 +199,9 @@ def main() -> int:
                         runner, features, options, song_sha256=sha, choreography=choreography
                     )
                     started = time.process_time()
-                    raw_contacts = detect_contacts(generated.motion, planted=choreography.guide.feet)
+                    raw_contacts = detect_contacts(
+                        generated.motion, planted=choreography.guide.feet, bridge_flights=True
+                    )
                     detect_s = time.process_time() - started
                     motion = face_front(generated.motion)
                     n = frames_for_duration(generated.song.duration_s, args.fps)

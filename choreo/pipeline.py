@@ -239,7 +239,7 @@ def generate_motion(
         library_sha256=choreography.plan.library_sha256,
     )
     motion = Motion.from_array(poses.astype(np.float64), fps=features.fps)
-    contacts = detect_contacts(motion, planted=choreography.guide.feet)
+    contacts = detect_contacts(motion, planted=choreography.guide.feet, bridge_flights=True)
     return GeneratedMotion(motion, provenance, features.timing, choreography.plan, contacts)
 
 

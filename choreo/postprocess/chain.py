@@ -13,6 +13,7 @@ from choreo.postprocess.ground import ground_feet
 from choreo.postprocess.hand_locking import lock_hands
 from choreo.postprocess.joint_limits import JointLimit, clamp_joint_limits
 from choreo.postprocess.leg_ik import solve_leg_ik
+from choreo.postprocess.straight_knees import soften_straight_knees
 
 __all__ = ["postprocess"]
 
@@ -27,6 +28,7 @@ def postprocess(
     joint_limits: Mapping[str, JointLimit] | None = None,
     leg_ik: bool = True,
     clamp_limits: bool = True,
+    soft_knees: bool = True,
     ground: bool = True,
     lock: bool = True,
     contacts: ContactTrack | None = None,
@@ -50,12 +52,14 @@ def postprocess(
     leg_ik : run :func:`~choreo.postprocess.leg_ik.solve_leg_ik`
     joint_limits : joint name to limit; defaults to the SMPL table
     clamp_limits : run :func:`~choreo.postprocess.joint_limits.clamp_joint_limits`
+    soft_knees : run :func:`~choreo.postprocess.straight_knees.soften_straight_knees` (no knee
+        straighter than its floor; before the floor pass and the locks, which place the feet)
     ground : run :func:`~choreo.postprocess.ground.ground_feet`
     lock : run :func:`~choreo.postprocess.foot_locking.lock_feet`, then
         :func:`~choreo.postprocess.hand_locking.lock_hands`
     contacts : the contacts to lock the feet and hands by (the performed dance's, at this
         motion's fps); ``None`` detects them on the grounded motion
-        (:func:`~choreo.postprocess.contacts.detect_contacts`)
+        (:func:`~choreo.postprocess.contacts.detect_contacts`, short flights bridged)
     keep_one_foot_down : the locks never let the last held foot go (a low-impact workout's;
         :func:`~choreo.postprocess.foot_locking.lock_feet`)
     lock_at_touch_down : the feet's locks hold each contact where it touched down, not at the
@@ -79,10 +83,12 @@ def postprocess(
         out = solve_leg_ik(out)
     if clamp_limits:
         out = clamp_joint_limits(out, limits=joint_limits)
+    if soft_knees:
+        out = soften_straight_knees(out)
     if ground:
         out = ground_feet(out)
     if lock:
-        track = detect_contacts(out) if contacts is None else contacts
+        track = detect_contacts(out, bridge_flights=True) if contacts is None else contacts
         feet = lock_feet(
             out,
             track,

@@ -42,6 +42,7 @@ __all__ = [
     "FOOT_RULE",
     "HAND_RULE",
     "MIN_CONTACT_S",
+    "MIN_FLIGHT_S",
     "ContactRule",
     "body_scale",
     "detect_contacts",
@@ -59,6 +60,12 @@ CONTACT_JOINTS: tuple[str, ...] = (
 
 MIN_CONTACT_S = 0.05
 """A contact shorter than this (a foot brushing the floor in a swing) is dropped."""
+
+MIN_FLIGHT_S = 0.1
+"""A moment with nothing on the floor this short or shorter is no flight (a body in the air that
+long rises 1.2 cm at most): the foot that lands next is down through it, a weight shift rather
+than a hop. Salsa's quick steps read as such gaps, a frame or two between one foot's lift-off and the
+other's touch-down, where its mocap has a foot down in 99 % of frames (issue 21)."""
 
 _SPEED_WINDOW_S = 0.05
 
@@ -96,7 +103,9 @@ def body_scale(skeleton: Skeleton) -> float:
     return leg(skeleton) / leg(SMPL)
 
 
-def detect_contacts(motion: Motion, planted: np.ndarray | None = None) -> ContactTrack:
+def detect_contacts(
+    motion: Motion, planted: np.ndarray | None = None, *, bridge_flights: bool = False
+) -> ContactTrack:
     """The contacts of every heel, toe and hand in every frame of ``motion``.
 
     Parameters
@@ -106,6 +115,9 @@ def detect_contacts(motion: Motion, planted: np.ndarray | None = None) -> Contac
         had the left and the right foot on the ground (the phrase library's bits); where it
         did, that foot's heel and toe pass the speed tests and need only the height tests
         (touch-down and release as everywhere)
+    bridge_flights : fill every moment of at most :data:`MIN_FLIGHT_S` with no point down by the
+        feet that land after it (the dance's track, which the locks hold and the summary gives;
+        the workouts' safety checks read the motion strictly, without)
 
     Returns
     -------
@@ -141,6 +153,8 @@ def detect_contacts(motion: Motion, planted: np.ndarray | None = None) -> Contac
             (speeds[:, column] < rule.release_m_s * scale) | sourced
         )
         out[:, column] = _drop_short(_hysteresis(touch, hold), min_frames)
+    if bridge_flights:
+        out = _bridge_short_flights(out, int(np.floor(MIN_FLIGHT_S * motion.fps + 1e-9)))
     return ContactTrack(motion.fps, out)
 
 
@@ -184,4 +198,17 @@ def _drop_short(contact: np.ndarray, min_frames: int) -> np.ndarray:
     for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
         if stop - start < min_frames:
             out[start:stop] = False
+    return out
+
+
+def _bridge_short_flights(contacts: np.ndarray, max_frames: int) -> np.ndarray:
+    """``contacts`` with every run of at most ``max_frames`` frames in which no point is down, between
+    two frames in which some point is, filled by the feet that are down in the frame after it (the
+    landing foot is down from the lift-off on); a gap with only hands landing is left as it is."""
+    down = contacts.any(axis=1)
+    edges = np.diff(np.concatenate([[0], (~down).astype(np.int8), [0]]))
+    out = contacts.copy()
+    for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
+        if start > 0 and stop < down.size and stop - start <= max_frames:
+            out[start:stop, :4] = contacts[stop, :4]
     return out

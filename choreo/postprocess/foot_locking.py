@@ -78,6 +78,7 @@ from choreo.postprocess.lock_schedule import (
     schedule_locks,
     smoothstep,
 )
+from choreo.postprocess.straight_knees import soften_straight_knees
 
 __all__ = [
     "EASE_S",
@@ -245,12 +246,13 @@ def lock_feet(
 def _settle_on_floor(
     motion: Motion, weights: np.ndarray, joint_limits: Mapping[str, JointLimit] | None
 ) -> Motion:
-    """The legs clamped into their limits and the swinging feet cleared; then a last clamp,
-    and the root alone lifts whatever sole is still under the floor."""
+    """The legs clamped into their limits and the swinging feet cleared; then a last clamp, the
+    knees those passes straightened bent back onto their floor (a swing cleared by lifting a foot
+    that points up stretches its leg), and the root alone lifts whatever sole is still under the floor."""
     table = SMPL_JOINT_LIMITS if joint_limits is None else joint_limits
     leg_limits = {name: limit for name, limit in table.items() if name in _LEG_JOINTS}  # all the locks move
     motion = _clear_swings(clamp_joint_limits(motion, limits=leg_limits), weights)
-    return _raise_over_floor(clamp_joint_limits(motion, limits=leg_limits))
+    return _raise_over_floor(soften_straight_knees(clamp_joint_limits(motion, limits=leg_limits)))
 
 
 def _raise_over_floor(motion: Motion) -> Motion:

@@ -49,7 +49,9 @@ def test_the_locks_keep_the_floor_the_limits_and_the_root_path(rng: np.random.Ge
 
 def test_postprocess_with_all_steps_off_copies_the_motion(rng: np.random.Generator) -> None:
     motion = _jittery(rng, n_frames=60)
-    off = postprocess(motion, smooth=False, leg_ik=False, clamp_limits=False, ground=False, lock=False)
+    off = postprocess(
+        motion, smooth=False, leg_ik=False, clamp_limits=False, soft_knees=False, ground=False, lock=False
+    )
     np.testing.assert_array_equal(off.to_array(), motion.to_array())
     assert off.root_translation is not motion.root_translation
 
@@ -62,7 +64,7 @@ def test_lock_at_touch_down_reaches_the_feet_locks() -> None:
     root[:, 1] = REST_PELVIS_HEIGHT_M
     root[:, 2] = 0.15 * np.arange(n) / 30.0
     motion = Motion(30.0, root, np.zeros((n, 24, 3)))
-    steps = {"smooth": False, "leg_ik": False, "clamp_limits": False, "ground": False}
+    steps = {"smooth": False, "leg_ik": False, "clamp_limits": False, "soft_knees": False, "ground": False}
     ankle = SMPL.index("left_ankle")
     path = joint_positions(motion)[:, ankle, 2]
     at_touch_down = joint_positions(postprocess(motion, lock_at_touch_down=True, **steps))[:, ankle, 2]

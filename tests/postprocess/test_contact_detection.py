@@ -9,7 +9,7 @@ from choreo.contracts.contacts import CONTACT_POINTS, ContactTrack
 from choreo.errors import ParameterError
 from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
 from choreo.motion.skeleton import Skeleton
-from choreo.postprocess.contacts import FOOT_RULE, body_scale, detect_contacts
+from choreo.postprocess.contacts import FOOT_RULE, MIN_FLIGHT_S, body_scale, detect_contacts
 
 FEET = slice(0, 4)
 HANDS = slice(4, 6)
@@ -119,3 +119,18 @@ def test_the_library_bits_hold_a_stance_too_fast_for_detection_but_never_a_lifte
 def test_planted_bits_of_another_length_are_refused() -> None:
     with pytest.raises(ParameterError, match="planted feet"):
         detect_contacts(_rest(_standing_root(20)), planted=np.zeros((19, 2), dtype=bool))
+
+
+@pytest.mark.parametrize("fps", [24.0, 30.0, 60.0])
+def test_nothing_down_for_a_tenth_of_a_second_is_a_weight_shift_and_longer_is_a_flight(fps: float) -> None:
+    def frames_with_no_foot_down(seconds_up: float) -> int:
+        """Standing 1 s with the body lifted 20 cm (every sole over the release height) midway."""
+        n = int(round(fps))
+        root = _standing_root(n)
+        root[n // 2 : n // 2 + int(round(seconds_up * fps)), 1] += 0.2
+        strict, bridged = (detect_contacts(_rest(root, fps), bridge_flights=b) for b in (False, True))
+        assert np.sum(~strict.feet.any(axis=1)) == int(round(seconds_up * fps))
+        return int(np.sum(~bridged.feet.any(axis=1)))
+
+    assert frames_with_no_foot_down(MIN_FLIGHT_S) == 0
+    assert frames_with_no_foot_down(2 * MIN_FLIGHT_S) == int(round(2 * MIN_FLIGHT_S * fps))

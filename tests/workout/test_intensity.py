@@ -126,9 +126,10 @@ def test_a_steady_workout_follows_its_target_on_a_real_song(
         runner, features, RenderOptions(routine="steady"), library, song_sha256=song_sha256(song)
     )
     sheet = routine_sheet(dance.motion, dance.choreography.plan, body_mass_kg=70.0)
-    # measured on the finished motion: r 0.94 (0.98 before the low-impact locks let go at a bounded
-    # speed) and under 0.2 MET (on main 603905b, without the loop: r 0.86 and 0.53 MET)
-    assert sheet.correlation_to_target > 0.92
+    # measured on the finished motion: r 0.91 with knees kept off straight (0.94 before them, 0.98
+    # before the low-impact locks let go at a bounded speed; the held-out routines' bench moved by
+    # under 0.01 either way) and under 0.2 MET (on main 603905b, without the loop: r 0.86 and 0.53 MET)
+    assert sheet.correlation_to_target > 0.9
     assert sheet.met_rms_error_to_target is not None and sheet.met_rms_error_to_target < 0.2
     assert sheet.safety["flight_frames"] == 0 and sheet.safety["head_below_hips_frames"] == 0
     # a given plan (choreo render --plan, the summary's) is danced as it is: the same dance again
