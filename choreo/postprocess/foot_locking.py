@@ -26,7 +26,8 @@ then snapped the leg at up to 21 m/s; the mean locks of plain dances keep the 0.
 the longer eases and the slides before lift-off cost them skating (held-out modern 0.89 -> 1.17
 to 1.5 times the mocap's, on the bench of bench/foot_locking.py). The legs reach the locks with
 the two-bone IK (:func:`choreo.motion.leg_ik.place_ankles`, whose soft reach
-keeps knees from snapping straight); where a lock lies beyond a leg's
+keeps knees from snapping straight, and the knees' soft floor of
+:mod:`choreo.postprocess.straight_knees` after the floor pass); where a lock lies beyond a leg's
 comfortable reach the pelvis lowers, by at most :data:`MAX_PELVIS_DROP_M`,
 rather than the leg stretching, and a lock still out of reach then gives way
 (over :data:`GIVE_WAY_M`) rather than the knee going straight. The root's
