@@ -23,6 +23,7 @@ from choreo.numeric.vectors import dot, norm
 __all__ = [
     "ANKLE_COLUMNS",
     "ARM_CHAINS",
+    "KNEE_HINGE_AXIS",
     "LEG_CHAINS",
     "MIN_CORRECTION_M",
     "SOFT_REACH_M",
@@ -49,8 +50,9 @@ SOFT_REACH_M = 0.03
 """Within this of full reach the solved hip-to-ankle distance eases towards it instead of meeting it."""
 
 _MAX_BEND_RAD = np.deg2rad(150.0)
-_HINGE_AXIS = np.array([1.0, 0.0, 0.0])
-_LEG_HINGES = (_HINGE_AXIS, _HINGE_AXIS)
+KNEE_HINGE_AXIS = np.array([1.0, 0.0, 0.0])
+"""The knees' hinge, the left-right axis of the rest pose (their flexion is a turn about +X)."""
+_LEG_HINGES = (KNEE_HINGE_AXIS, KNEE_HINGE_AXIS)
 # The elbows bend about the upper arm's Y axis, the forearm towards the front (+Z): the left arm,
 # along +X, by turning about -Y, the right arm, along -X, about +Y (the joint limits' elbow axes).
 _ARM_HINGES = (np.array([0.0, -1.0, 0.0]), np.array([0.0, 1.0, 0.0]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from choreo.motion.leg_ik import KNEE_HINGE_AXIS
 from choreo.motion.motion import Motion
 from choreo.motion.rotations import aa_to_mat, mat_to_aa
 
@@ -26,9 +27,6 @@ between the bones)."""
 
 SOFT_FROM_DEG = 8.0
 """Knees bent this much or more are left as they are; between the floor and it the bend eases in."""
-
-_HINGE = np.array([1.0, 0.0, 0.0])
-"""The knees' hinge, the left-right axis of the rest pose (their flexion is a turn about +X)."""
 
 _LEGS = (("left_knee", "left_ankle"), ("right_knee", "right_ankle"))
 
@@ -74,7 +72,7 @@ def soften_straight_knees(motion: Motion) -> Motion:
         bent = np.abs(turn) > 0.0
         if not bent.any():
             continue
-        hinge = aa_to_mat(np.outer(turn[bent], _HINGE))
+        hinge = aa_to_mat(np.outer(turn[bent], KNEE_HINGE_AXIS))
         rotations[bent, knee] = mat_to_aa(hinge @ matrices[bent])
     return motion.replace(root_translation=motion.root_translation.copy(), rotations=rotations)
 
@@ -87,7 +85,7 @@ def _hinge_turn(thigh: np.ndarray, shin: np.ndarray) -> np.ndarray:
     themselves is never much less: with the thigh's rest part along the hinge (0.09 of its
     length for SMPL), a bend of 6 degrees in the plane is one of 5.97 at least between them.
     """
-    across = thigh - (thigh @ _HINGE) * _HINGE
-    flexed = np.cross(_HINGE, across)  # where a shin turned a right angle forwards would point
+    across = thigh - (thigh @ KNEE_HINGE_AXIS) * KNEE_HINGE_AXIS
+    flexed = np.cross(KNEE_HINGE_AXIS, across)  # where a shin turned a right angle forwards would point
     bend = np.degrees(np.arctan2(shin @ flexed, shin @ across))
     return np.radians(soft_floor(bend) - bend)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from limb_checks import bend_angles_deg
 
-from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion, joint_positions
+from choreo.motion import REST_PELVIS_HEIGHT_M, SMPL, Motion
 from choreo.postprocess import postprocess
 from choreo.postprocess.ground import sole_heights_m
 from choreo.postprocess.joint_limits import count_limit_violations
@@ -21,11 +22,7 @@ _STRAIGHT_DEG = 175.0  # the bench's straight knee (bench/foot_locking.py)
 
 def _knee_angles(motion: Motion, side: str) -> np.ndarray:
     """The hip-knee-ankle angle in degrees per frame (180: straight)."""
-    pos = joint_positions(motion)
-    hip, knee, ankle = (pos[:, SMPL.index(f"{side}_{j}")] for j in ("hip", "knee", "ankle"))
-    a, b = hip - knee, ankle - knee
-    cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    return bend_angles_deg(motion, "hip", "knee", "ankle")[:, ("left", "right").index(side)]
 
 
 _ACROSS_RAD = 0.1
